@@ -1,0 +1,46 @@
+# Two entry points for a fresh clone: `make run` and `make test`. Nothing needs exporting first.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+WORKERS ?= 2
+
+# Local defaults; the environment overrides them (see README "Configuration").
+export DEBUG ?= 1
+
+.PHONY: run test lint format check-migrations clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e ".[test]"
+	touch $@ $(VENV)/.installed
+
+run: $(VENV)/.installed
+	$(BIN)/python manage.py migrate --no-input
+	$(BIN)/python manage.py collectstatic --no-input --verbosity 0
+	$(BIN)/python manage.py seed_demo --base-url http://127.0.0.1:$(PORT)
+	$(BIN)/gunicorn integration_service.wsgi --bind 127.0.0.1:$(PORT) --workers $(WORKERS) --access-logfile -
+
+test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(VENV)/.installed-test
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+check-migrations: $(VENV)/.installed-test
+	$(BIN)/python manage.py makemigrations --check --dry-run
+
+clean:
+	rm -rf $(VENV) staticfiles db.sqlite3

@@ -1,0 +1,47 @@
+import logging
+from collections.abc import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+
+from integration_service.problems import problem_response
+
+logger = logging.getLogger("integration_service.errors")
+
+API_PATH_PREFIXES = ("/api/", "/sandbox/")
+
+
+def is_api_path(path: str) -> bool:
+    return path.startswith(API_PATH_PREFIXES)
+
+
+class ApiProblemMiddleware:
+    """Keeps API routes JSON whatever happens: refuses oversized bodies unread, and turns crashes into 500 problems.
+
+    Django's own 500 page (or the DEBUG traceback page) never reaches a partner's CRM.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if is_api_path(request.path) and self._declared_length(request) > settings.PUSH_MAX_BODY_BYTES:
+            return problem_response(
+                413,
+                f"The request body is larger than the limit of {settings.PUSH_MAX_BODY_BYTES} bytes.",
+                code="payload_too_large",
+            )
+        return self.get_response(request)
+
+    @staticmethod
+    def _declared_length(request: HttpRequest) -> int:
+        try:
+            return int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return 0
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not is_api_path(request.path):
+            return None
+        logger.exception("Unhandled error on %s %s", request.method, request.path, exc_info=exception)
+        return problem_response(500, "The service failed to handle this request; it has been logged.", code="error")

@@ -1,0 +1,94 @@
+"""Every API error as RFC 9457 problem+json: DRF's exceptions, our domain errors, and Django's 404/500.
+
+Body: {"type", "title", "status", "detail", "code"} plus "errors": [{"field", "message"}] for validation.
+"""
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions
+from rest_framework.response import Response
+from rest_framework.views import set_rollback
+
+from integration_service.errors import ServiceError
+
+PROBLEM_CONTENT_TYPE = "application/problem+json"
+
+logger = logging.getLogger(__name__)
+
+
+def problem_body(status_code: int, detail: str, *, code: str, errors: list[dict] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "type": "about:blank",
+        "title": HTTPStatus(status_code).phrase,
+        "status": status_code,
+        "detail": detail,
+        "code": code,
+    }
+    if errors:
+        body["errors"] = errors
+    return body
+
+
+def problem_response(status_code: int, detail: str, *, code: str) -> JsonResponse:
+    """A problem+json response for plain Django views and middleware (404, 405, 500 outside DRF)."""
+    return JsonResponse(
+        problem_body(status_code, detail, code=code), status=status_code, content_type=PROBLEM_CONTENT_TYPE
+    )
+
+
+def flatten_validation_errors(detail: Any, prefix: str = "") -> list[dict[str, str]]:
+    """Turn DRF's nested error structure into [{"field", "message"}], fields as dotted paths."""
+    if isinstance(detail, dict):
+        errors = []
+        for key, value in detail.items():
+            field = prefix if key == "non_field_errors" else (f"{prefix}.{key}" if prefix else str(key))
+            errors.extend(flatten_validation_errors(value, field))
+        return errors
+    if isinstance(detail, list):
+        if all(not isinstance(item, dict | list) for item in detail):
+            return [{"field": prefix, "message": str(item)} for item in detail]
+        errors = []
+        for index, item in enumerate(detail):
+            errors.extend(flatten_validation_errors(item, f"{prefix}[{index}]" if prefix else f"[{index}]"))
+        return errors
+    return [{"field": prefix, "message": str(detail)}]
+
+
+def _validation_summary(errors: list[dict[str, str]]) -> str:
+    first = errors[0]
+    summary = f"{first['field']}: {first['message']}" if first["field"] else first["message"]
+    return summary if len(errors) == 1 else f"{summary} (and {len(errors) - 1} more problem(s))"
+
+
+def _api_exception_problem(exc: exceptions.APIException) -> dict[str, Any]:
+    if isinstance(exc, exceptions.ValidationError):
+        errors = flatten_validation_errors(exc.detail)
+        return problem_body(exc.status_code, _validation_summary(errors), code="invalid", errors=errors)
+    detail = exc.detail
+    if isinstance(detail, dict):  # simplejwt: {"detail": ..., "code": ..., "messages": [...]}
+        code = str(detail.get("code", exc.default_code))
+        return problem_body(exc.status_code, str(detail.get("detail", exc.default_detail)), code=code)
+    code = getattr(detail, "code", None) or exc.default_code
+    return problem_body(exc.status_code, str(detail), code=str(code))
+
+
+def problem_exception_handler(exc: Exception, context: dict) -> Response | None:
+    headers: dict[str, str] = {}
+    if isinstance(exc, Http404):
+        body = problem_body(404, "Not found.", code="not_found")
+    elif isinstance(exc, ServiceError):
+        body = problem_body(exc.status_code, exc.detail, code=exc.code)
+        headers.update(exc.headers)
+    elif isinstance(exc, exceptions.APIException):
+        body = _api_exception_problem(exc)
+        if getattr(exc, "auth_header", None):
+            headers["WWW-Authenticate"] = exc.auth_header
+        if getattr(exc, "wait", None) is not None:
+            headers["Retry-After"] = str(int(exc.wait))
+    else:
+        return None  # ApiProblemMiddleware turns it into a logged 500
+    set_rollback()
+    return Response(body, status=body["status"], headers=headers, content_type=PROBLEM_CONTENT_TYPE)

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class PartnersConfig(AppConfig):
+    name = "partners"
+    verbose_name = "Partners and credentials"

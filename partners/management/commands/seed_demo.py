@@ -1,0 +1,70 @@
+import hashlib
+import hmac
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from partners.choices import CLIENT_ID_PREFIXES, Environment
+from partners.models import ClientId, Partner, User
+from partners.services import client_id_hash, client_id_issue, partner_clear_for_production
+
+DEMO_PARTNER_SLUG = "demo-solar"
+DEMO_USER_EMAIL = "demo@example.com"
+DEMO_USER_PASSWORD = "demo-password"
+ADMIN_EMAIL = "admin@example.com"
+ADMIN_PASSWORD = "admin-password"
+
+
+def demo_client_key(environment: Environment) -> str:
+    """Stable across runs (so the printed keys keep working), secret as long as SECRET_KEY is."""
+    digest = hmac.new(settings.SECRET_KEY.encode(), f"demo-client-id:{environment}".encode(), hashlib.sha256)
+    return f"{CLIENT_ID_PREFIXES[environment]}demo_{digest.hexdigest()[:32]}"
+
+
+class Command(BaseCommand):
+    help = "Create (or refresh) a demo partner, its user, both ClientIDs and an admin login, and print them."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+
+    @transaction.atomic
+    def handle(self, *args, base_url: str, **options) -> None:
+        if not settings.DEBUG:
+            self.stderr.write(self.style.WARNING("DEBUG is off: the demo logins below have well-known passwords."))
+        partner, _ = Partner.objects.get_or_create(slug=DEMO_PARTNER_SLUG, defaults={"name": "Demo Solar EPC"})
+        self._user(ADMIN_EMAIL, ADMIN_PASSWORD, is_staff=True, is_superuser=True)
+        self._user(DEMO_USER_EMAIL, DEMO_USER_PASSWORD, partner=partner)
+        keys = {environment: self._client_id(partner, environment) for environment in Environment}
+        partner_clear_for_production(partner=partner, performed_by=None, note="seed_demo")
+
+        base_url = base_url.rstrip("/")
+        self.stdout.write(
+            "\n".join(
+                [
+                    "",
+                    "Demo data is ready.",
+                    f"  Admin (operators):   {base_url}/admin/   {ADMIN_EMAIL} / {ADMIN_PASSWORD}",
+                    f"  Partner user:        {DEMO_USER_EMAIL} / {DEMO_USER_PASSWORD}   (partner '{partner.slug}')",
+                    f"  Sandbox root:        {base_url}/sandbox/api/v1/   ClientID: {keys[Environment.SANDBOX]}",
+                    f"  Production root:     {base_url}/api/v1/   ClientID: {keys[Environment.PRODUCTION]}",
+                    "",
+                ]
+            )
+        )
+
+    def _user(self, email: str, password: str, **fields) -> User:
+        user, _ = User.objects.update_or_create(email=email, defaults=fields)
+        user.set_password(password)
+        user.save(update_fields=["password"])
+        return user
+
+    def _client_id(self, partner: Partner, environment: Environment) -> str:
+        key = demo_client_key(environment)
+        existing = ClientId.objects.filter(key_hash=client_id_hash(key)).first()
+        if existing is None:
+            client_id_issue(partner=partner, environment=environment, label="demo (seed_demo)", key=key)
+        elif existing.is_revoked:
+            existing.revoked_at = existing.revoked_by = None
+            existing.save(update_fields=["revoked_at", "revoked_by"])
+        return key

@@ -1,0 +1,218 @@
+import hashlib
+import secrets
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.contrib.auth import authenticate
+from django.core.cache import cache
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+from rest_framework import status
+from rest_framework_simplejwt.tokens import AccessToken
+
+from integration_service.errors import ServiceError
+from partners.choices import CLIENT_ID_PREFIXES, ClearanceAction, Environment
+from partners.models import ClientId, Partner, ProductionClearanceEvent, User
+
+# --- partners and users -------------------------------------------------------------------------------------------
+
+
+def partner_create(*, name: str, slug: str | None = None) -> Partner:
+    slug = slug or slugify(name)
+    if not slug:
+        raise ValidationError({"slug": "A slug is required (the name has no letters or digits to derive one)."})
+    if Partner.objects.filter(slug=slug).exists():
+        raise ValidationError({"slug": f"A partner with slug '{slug}' already exists."})
+    partner = Partner(name=name, slug=slug)
+    partner.full_clean()
+    partner.save()
+    return partner
+
+
+def partner_user_create(*, partner: Partner, email: str, password: str, full_name: str = "") -> User:
+    email = User.objects.normalize_email(email)
+    if User.objects.filter(email=email).exists():
+        raise ValidationError({"email": f"A user with e-mail '{email}' already exists."})
+    user = User(email=email, partner=partner, full_name=full_name)
+    user.set_password(password)
+    user.full_clean()
+    user.save()
+    return user
+
+
+@transaction.atomic
+def partner_clear_for_production(*, partner: Partner, performed_by: User | None, note: str = "") -> Partner:
+    partner = Partner.objects.select_for_update().get(pk=partner.pk)
+    if partner.is_cleared_for_production:
+        return partner
+    partner.production_cleared_at = timezone.now()
+    partner.production_cleared_by = performed_by
+    partner.save(update_fields=["production_cleared_at", "production_cleared_by"])
+    ProductionClearanceEvent.objects.create(
+        partner=partner, action=ClearanceAction.CLEARED, performed_by=performed_by, note=note
+    )
+    return partner
+
+
+@transaction.atomic
+def partner_revoke_production_clearance(*, partner: Partner, performed_by: User | None, note: str = "") -> Partner:
+    partner = Partner.objects.select_for_update().get(pk=partner.pk)
+    if not partner.is_cleared_for_production:
+        return partner
+    partner.production_cleared_at = None
+    partner.production_cleared_by = None
+    partner.save(update_fields=["production_cleared_at", "production_cleared_by"])
+    ProductionClearanceEvent.objects.create(
+        partner=partner, action=ClearanceAction.REVOKED, performed_by=performed_by, note=note
+    )
+    return partner
+
+
+# --- ClientIDs ----------------------------------------------------------------------------------------------------
+
+VISIBLE_PREFIX_LENGTH = 12
+
+
+def client_id_hash(key: str) -> str:
+    # The key is 256 random bits, so a fast hash is enough; it must be deterministic to look keys up.
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def client_id_issue(
+    *,
+    partner: Partner,
+    environment: str,
+    label: str = "",
+    created_by: User | None = None,
+    key: str | None = None,
+) -> tuple[ClientId, str]:
+    """Issue a ClientID and return it with its key, which is never retrievable again.
+
+    `key` is for the demo seed only, which needs a stable key; everything else lets it be random.
+    """
+    prefix = CLIENT_ID_PREFIXES[Environment(environment)]
+    key = key or f"{prefix}{secrets.token_urlsafe(32)}"
+    if not key.startswith(prefix):
+        raise ValidationError({"key": f"A {environment} key must start with '{prefix}'."})
+    client_id = ClientId.objects.create(
+        partner=partner,
+        environment=environment,
+        label=label,
+        prefix=key[:VISIBLE_PREFIX_LENGTH],
+        key_hash=client_id_hash(key),
+        created_by=created_by,
+    )
+    return client_id, key
+
+
+def client_id_revoke(*, client_id: ClientId, revoked_by: User | None) -> ClientId:
+    if client_id.revoked_at is None:
+        client_id.revoked_at = timezone.now()
+        client_id.revoked_by = revoked_by
+        client_id.save(update_fields=["revoked_at", "revoked_by"])
+    return client_id
+
+
+class ClientIdRejected(ServiceError):
+    status_code = status.HTTP_403_FORBIDDEN
+    code = "client_id_rejected"
+
+
+def _other_root(environment: str) -> str:
+    return "/api/v1/" if environment == Environment.PRODUCTION else "/sandbox/api/v1/"
+
+
+def client_id_check(*, key: str | None, user: User, environment: str) -> ClientId:
+    """The ClientID of a request, if it may be used by this user in this environment; records its use."""
+    if not key or not key.strip():
+        raise ClientIdRejected("The ClientID header is missing.")
+    client_id = ClientId.objects.select_related("partner").filter(key_hash=client_id_hash(key.strip())).first()
+    if client_id is None:
+        raise ClientIdRejected("The ClientID is not valid.")
+    if client_id.is_revoked:
+        raise ClientIdRejected("The ClientID has been revoked; ask your operator for a new one.")
+    if client_id.partner_id != user.partner_id:
+        raise ClientIdRejected("The ClientID belongs to another partner than the logged-in user.")
+    if client_id.environment != environment:
+        raise ClientIdRejected(
+            f"The ClientID is for the {client_id.environment} environment; "
+            f"use it under {_other_root(client_id.environment)}."
+        )
+    if environment == Environment.PRODUCTION and not client_id.partner.is_cleared_for_production:
+        raise ClientIdRejected("The partner is not yet cleared for production; keep integrating against the sandbox.")
+    _client_id_record_use(client_id)
+    return client_id
+
+
+def _client_id_record_use(client_id: ClientId) -> None:
+    now = timezone.now()
+    resolution = timedelta(seconds=settings.CLIENT_ID_LAST_USED_RESOLUTION_SECONDS)
+    if client_id.last_used_at is None or now - client_id.last_used_at >= resolution:
+        ClientId.objects.filter(pk=client_id.pk).update(last_used_at=now)
+        client_id.last_used_at = now
+
+
+# --- login --------------------------------------------------------------------------------------------------------
+
+
+class LoginFailed(ServiceError):
+    status_code = status.HTTP_401_UNAUTHORIZED
+    code = "invalid_credentials"
+    default_detail = "The e-mail or password is wrong."
+
+
+class LoginThrottled(ServiceError):
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    code = "throttled"
+
+
+@dataclass(frozen=True)
+class LoginResult:
+    token: str
+    expires_in: int
+
+
+def _failure_keys(email: str) -> tuple[str, str]:
+    digest = hashlib.sha256(User.objects.normalize_email(email).encode()).hexdigest()
+    return f"login-failures:{digest}", f"login-failures-since:{digest}"
+
+
+def login_retry_after(*, email: str) -> int:
+    """Seconds until this e-mail may try again, or 0 when it is not throttled."""
+    count_key, since_key = _failure_keys(email)
+    if cache.get(count_key, 0) < settings.LOGIN_FAILURE_LIMIT:
+        return 0
+    since = cache.get(since_key) or time.time()
+    return max(1, int(since + settings.LOGIN_FAILURE_WINDOW_SECONDS - time.time()) + 1)
+
+
+def _login_failure_record(email: str) -> None:
+    count_key, since_key = _failure_keys(email)
+    window = settings.LOGIN_FAILURE_WINDOW_SECONDS
+    cache.add(since_key, time.time(), timeout=window)
+    cache.add(count_key, 0, timeout=window)
+    try:
+        cache.incr(count_key)
+    except ValueError:  # expired between add and incr
+        cache.set(count_key, 1, timeout=window)
+
+
+def user_login(*, email: str, password: str, environment: str) -> LoginResult:
+    """A token for a partner user, bound to the environment whose root it was asked from."""
+    retry_after = login_retry_after(email=email)
+    if retry_after:
+        raise LoginThrottled(
+            f"Too many failed logins for this e-mail; try again in {retry_after} seconds.",
+            headers={"Retry-After": str(retry_after)},
+        )
+    user = authenticate(email=User.objects.normalize_email(email), password=password)
+    if user is None or user.partner_id is None:
+        _login_failure_record(email)
+        raise LoginFailed()
+    token = AccessToken.for_user(user)
+    token["env"] = environment
+    return LoginResult(token=str(token), expires_in=int(token.lifetime.total_seconds()))

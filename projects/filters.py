@@ -1,0 +1,56 @@
+import django_filters
+from django import forms
+from django.db.models import Q, QuerySet
+
+from projects.date_filters import DateFilterError, InstantRange, parse_date_filter
+from projects.models import Project
+
+
+class DateExpressionField(forms.CharField):
+    def clean(self, value: str | None) -> InstantRange | None:
+        value = super().clean(value)
+        if not value:
+            return None
+        try:
+            return parse_date_filter(value)
+        except DateFilterError as error:
+            raise forms.ValidationError(str(error), code="invalid") from error
+
+
+class DateExpressionFilter(django_filters.Filter):
+    """`gt:` / `lt:` / `eq:` / `btw:` on a date-time column; see projects.date_filters."""
+
+    field_class = DateExpressionField
+
+    def filter(self, qs: QuerySet, value: InstantRange | None) -> QuerySet:
+        if value is None:
+            return qs
+        condition = Q()
+        if value.lower is not None:
+            lookup = "gte" if value.lower_inclusive else "gt"
+            condition &= Q(**{f"{self.field_name}__{lookup}": value.lower})
+        if value.upper is not None:
+            lookup = "lte" if value.upper_inclusive else "lt"
+            condition &= Q(**{f"{self.field_name}__{lookup}": value.upper})
+        return qs.filter(condition)
+
+
+class TieBreakingOrderingFilter(django_filters.OrderingFilter):
+    """Orders by the chosen date, then by id in the same direction, so pages never overlap or skip."""
+
+    def filter(self, qs: QuerySet, value: list[str] | None) -> QuerySet:
+        fields = [self.get_ordering_value(param) for param in (value or ["-updatedDate"])]
+        tie_breaker = "-id" if fields[-1].startswith("-") else "id"
+        return qs.order_by(*fields, tie_breaker)
+
+
+class ProjectFilter(django_filters.FilterSet):
+    submittedDate = DateExpressionFilter(field_name="submitted_date")
+    updatedDate = DateExpressionFilter(field_name="updated_date")
+    ordering = TieBreakingOrderingFilter(
+        fields=(("updated_date", "updatedDate"), ("submitted_date", "submittedDate")),
+    )
+
+    class Meta:
+        model = Project
+        fields: list[str] = []

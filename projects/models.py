@@ -1,0 +1,83 @@
+import uuid
+
+from django.db import models
+from django.utils import timezone
+
+from partners.choices import Environment
+from partners.models import Partner
+from projects.canonical import DECIMAL_MAX_DIGITS, DECIMAL_PLACES
+from projects.choices import MappingStatus, ProjectStatus
+
+
+class ProjectQuerySet(models.QuerySet):
+    def for_partner(self, partner: Partner, environment: str) -> "ProjectQuerySet":
+        return self.filter(partner=partner, environment=environment)
+
+
+def _text(max_length: int = 255) -> models.CharField:
+    return models.CharField(max_length=max_length, null=True, blank=True)
+
+
+def _decimal() -> models.DecimalField:
+    return models.DecimalField(max_digits=DECIMAL_MAX_DIGITS, decimal_places=DECIMAL_PLACES, null=True, blank=True)
+
+
+class Project(models.Model):
+    """A partner's project in canonical form, built from everything its CRM pushed under one external id.
+
+    `source_data` accumulates the pushes (JSON Merge Patch); the canonical columns are what the partner's
+    field mappings make of it, null where nothing is mapped or a value failed (see `issues`).
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    partner = models.ForeignKey(Partner, on_delete=models.PROTECT, related_name="projects")
+    environment = models.CharField(max_length=10, choices=Environment.choices)
+    external_id = models.CharField(max_length=255, help_text="The record id in the partner's CRM.")
+    submitted_date = models.DateTimeField(default=timezone.now, help_text="When the service first received it.")
+    updated_date = models.DateTimeField(default=timezone.now, help_text="Last change of source data or fields.")
+    mapping_status = models.CharField(max_length=10, choices=MappingStatus.choices, default=MappingStatus.UNMAPPED)
+    issues = models.JSONField(default=list, blank=True)
+    source_data = models.JSONField(default=dict, blank=True)
+
+    name = _text()
+    status = models.CharField(max_length=20, choices=ProjectStatus.choices, null=True, blank=True)
+    customer_first_name = _text()
+    customer_last_name = _text()
+    customer_email = _text(254)
+    customer_phone = _text(32)
+    address_line1 = _text()
+    address_line2 = _text()
+    city = _text()
+    state = _text()
+    postal_code = _text(32)
+    country = _text()
+    system_size_kw = _decimal()
+    module_count = models.IntegerField(null=True, blank=True)
+    module_model = _text()
+    inverter_model = _text()
+    battery_capacity_kwh = _decimal()
+    contract_amount = _decimal()
+    currency = _text(3)
+    contract_signed_date = models.DateField(null=True, blank=True)
+    install_date = models.DateField(null=True, blank=True)
+    sales_rep = _text()
+    notes = models.TextField(null=True, blank=True)
+
+    objects = ProjectQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-updated_date", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["partner", "environment", "external_id"],
+                name="projects_project_unique_external_id",
+                violation_error_message="This partner already has a project with this external id here.",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["partner", "environment", "updated_date", "id"], name="project_updated_idx"),
+            models.Index(fields=["partner", "environment", "submitted_date", "id"], name="project_submitted_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name or self.external_id} ({self.partner_id}, {self.environment})"

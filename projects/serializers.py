@@ -1,0 +1,67 @@
+from decimal import Decimal
+
+from rest_framework import serializers
+
+from projects.canonical import CANONICAL_FIELDS, CanonicalField, format_decimal
+from projects.choices import MappingStatus, ProjectStatus
+from projects.models import Project
+
+
+class PlainDecimalField(serializers.DecimalField):
+    """Decimals as exact strings without the column's trailing zeros: "8.8", not "8.800000"."""
+
+    def to_representation(self, value: Decimal) -> str:
+        return format_decimal(value)
+
+
+class IssueSerializer(serializers.Serializer):
+    field = serializers.CharField()
+    value = serializers.JSONField(allow_null=True)
+    reason = serializers.CharField()
+
+
+def _canonical_serializer_field(field: CanonicalField) -> serializers.Field:
+    options = {"source": field.attname, "read_only": True, "allow_null": True}
+    if field.kind == "decimal":
+        model_field = Project._meta.get_field(field.attname)
+        return PlainDecimalField(
+            max_digits=model_field.max_digits, decimal_places=model_field.decimal_places, **options
+        )
+    if field.kind == "integer":
+        return serializers.IntegerField(**options)
+    if field.kind == "date":
+        return serializers.DateField(**options)
+    if field.choices == "status":
+        return serializers.ChoiceField(choices=ProjectStatus.choices, **options)
+    return serializers.CharField(**options)
+
+
+class _ProjectSerializerBase(serializers.Serializer):
+    id = serializers.UUIDField(read_only=True)
+    externalId = serializers.CharField(source="external_id", read_only=True)
+    submittedDate = serializers.DateTimeField(source="submitted_date", read_only=True)
+    updatedDate = serializers.DateTimeField(source="updated_date", read_only=True)
+    mappingStatus = serializers.ChoiceField(source="mapping_status", choices=MappingStatus.choices, read_only=True)
+    issues = IssueSerializer(many=True, read_only=True)
+
+
+# The canonical fields come from the one registry (projects.canonical), in its order, after the envelope.
+ProjectSerializer = type(
+    "ProjectSerializer",
+    (_ProjectSerializerBase,),
+    {
+        **{field.name: _canonical_serializer_field(field) for field in CANONICAL_FIELDS},
+        "data": serializers.JSONField(source="source_data", read_only=True),
+        "__doc__": "A project as the partner pulls it: envelope, canonical fields (null when unmapped), source data.",
+    },
+)
+
+
+class ProjectPageQuerySerializer(serializers.Serializer):
+    """`page` (from 1) and `limit` (1..max) of the list endpoint; the bounds are settings."""
+
+    page = serializers.IntegerField(min_value=1, default=1)
+
+    def __init__(self, *args, max_limit: int, default_limit: int, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["limit"] = serializers.IntegerField(min_value=1, max_value=max_limit, default=default_limit)
