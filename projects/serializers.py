@@ -21,7 +21,9 @@ class IssueSerializer(serializers.Serializer):
 
 
 def _canonical_serializer_field(field: CanonicalField) -> serializers.Field:
-    options = {"source": field.attname, "read_only": True, "allow_null": True}
+    options = {"read_only": True, "allow_null": True}
+    if field.attname != field.name:
+        options["source"] = field.attname
     if field.kind == "decimal":
         model_field = Project._meta.get_field(field.attname)
         return PlainDecimalField(

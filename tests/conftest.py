@@ -1,0 +1,122 @@
+from collections.abc import Callable
+from datetime import datetime
+
+import pytest
+from django.core.cache import cache
+from django.urls import reverse
+from rest_framework.test import APIClient
+from rest_framework_simplejwt.tokens import AccessToken
+
+from partners.choices import Environment
+from partners.models import Partner, User
+from partners.services import client_id_issue, partner_clear_for_production, partner_create, partner_user_create
+from projects.models import Project
+
+PASSWORD = "correct horse battery staple"
+SANDBOX = Environment.SANDBOX
+PRODUCTION = Environment.PRODUCTION
+ROOTS = {SANDBOX: "sandbox", PRODUCTION: "production"}
+
+
+def url(environment: str, name: str, **kwargs) -> str:
+    """`url(SANDBOX, "project-list")` → /sandbox/api/v1/integration/projects"""
+    return reverse(f"{ROOTS[environment]}:{name}", kwargs=kwargs or None)
+
+
+def token_for(user: User, environment: str) -> str:
+    token = AccessToken.for_user(user)
+    token["env"] = environment
+    return str(token)
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _clear_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def partner(db) -> Partner:
+    return partner_create(name="Sunrise Solar EPC", slug="sunrise")
+
+
+@pytest.fixture
+def other_partner(db) -> Partner:
+    return partner_create(name="Helios Builders", slug="helios")
+
+
+@pytest.fixture
+def user(partner) -> User:
+    return partner_user_create(partner=partner, email="dev@sunrise.example", password=PASSWORD)
+
+
+@pytest.fixture
+def other_user(other_partner) -> User:
+    return partner_user_create(partner=other_partner, email="dev@helios.example", password=PASSWORD)
+
+
+@pytest.fixture
+def sandbox_key(partner) -> str:
+    return client_id_issue(partner=partner, environment=SANDBOX)[1]
+
+
+@pytest.fixture
+def production_key(partner) -> str:
+    return client_id_issue(partner=partner, environment=PRODUCTION)[1]
+
+
+@pytest.fixture
+def cleared_partner(partner) -> Partner:
+    return partner_clear_for_production(partner=partner, performed_by=None)
+
+
+@pytest.fixture
+def client_for() -> Callable[..., APIClient]:
+    """An API client carrying a user's token for an environment, and a ClientID key."""
+
+    def make(user: User, environment: str, key: str | None) -> APIClient:
+        client = APIClient()
+        headers = {"HTTP_AUTHORIZATION": f"Bearer {token_for(user, environment)}"}
+        if key is not None:
+            headers["HTTP_CLIENTID"] = key
+        client.credentials(**headers)
+        return client
+
+    return make
+
+
+@pytest.fixture
+def sandbox_client(client_for, user, sandbox_key) -> APIClient:
+    return client_for(user, SANDBOX, sandbox_key)
+
+
+@pytest.fixture
+def production_client(client_for, user, production_key, cleared_partner) -> APIClient:
+    return client_for(user, PRODUCTION, production_key)
+
+
+@pytest.fixture
+def make_project(db) -> Callable[..., Project]:
+    def make(
+        partner: Partner,
+        *,
+        environment: str = SANDBOX,
+        external_id: str,
+        submitted: datetime | None = None,
+        updated: datetime | None = None,
+        **fields,
+    ) -> Project:
+        project = Project(partner=partner, environment=environment, external_id=external_id, **fields)
+        if submitted:
+            project.submitted_date = submitted
+        project.updated_date = updated or project.submitted_date
+        project.save()
+        return project
+
+    return make

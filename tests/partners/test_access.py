@@ -1,0 +1,213 @@
+"""The 401/403 matrix of CONTRACT §3, on every authenticated endpoint of both roots."""
+
+import uuid
+from datetime import timedelta
+from http import HTTPStatus
+
+import pytest
+from django.utils import timezone
+from rest_framework.test import APIClient
+from rest_framework_simplejwt.tokens import AccessToken
+
+from partners.models import ClientId
+from partners.services import client_id_issue, client_id_revoke, partner_revoke_production_clearance
+from tests.conftest import PASSWORD, PRODUCTION, SANDBOX, token_for, url
+
+pytestmark = pytest.mark.django_db
+
+ENDPOINTS = [
+    pytest.param("get", "project-list", {}, id="list"),
+    pytest.param("get", "project-detail", {"project_id": str(uuid.uuid4())}, id="detail"),
+    pytest.param("post", "push", {}, id="push"),
+]
+
+
+def call(client: APIClient, method: str, environment: str, name: str, kwargs: dict):
+    path = url(environment, name, **kwargs)
+    if method == "post":
+        return client.post(path, {"id": "1", "data": {}}, format="json")
+    return client.get(path)
+
+
+def problem(status: int, title: str, detail: str, code: str) -> dict:
+    return {"type": "about:blank", "title": title, "status": status, "detail": detail, "code": code}
+
+
+def unauthorized(detail: str, code: str) -> dict:
+    return problem(401, "Unauthorized", detail, code)
+
+
+def forbidden(detail: str) -> dict:
+    return problem(403, "Forbidden", detail, "client_id_rejected")
+
+
+def client_with(headers: dict) -> APIClient:
+    client = APIClient()
+    client.credentials(**headers)
+    return client
+
+
+@pytest.mark.parametrize(("method", "name", "kwargs"), ENDPOINTS)
+@pytest.mark.parametrize("environment", [SANDBOX, PRODUCTION])
+class TestToken:
+    def test_no_token_is_401_with_www_authenticate(self, method, name, kwargs, environment, sandbox_key):
+        response = call(client_with({"HTTP_CLIENTID": sandbox_key}), method, environment, name, kwargs)
+
+        assert response.status_code == HTTPStatus.UNAUTHORIZED
+        assert response["WWW-Authenticate"] == 'Bearer realm="integration"'
+        assert response["Content-Type"] == "application/problem+json"
+        assert response.json() == unauthorized("Authentication credentials were not provided.", "not_authenticated")
+
+    @pytest.mark.parametrize("header", ["Bearer not.a.jwt", "Bearer ", "Basic dXNlcjpwYXNz", "Bearer a b"])
+    def test_malformed_token_is_401(self, method, name, kwargs, environment, header, sandbox_key):
+        client = client_with({"HTTP_AUTHORIZATION": header, "HTTP_CLIENTID": sandbox_key})
+
+        response = call(client, method, environment, name, kwargs)
+
+        assert response.status_code == HTTPStatus.UNAUTHORIZED
+        assert response["WWW-Authenticate"] == 'Bearer realm="integration"'
+
+    def test_expired_token_is_401(self, method, name, kwargs, environment, user, sandbox_key):
+        token = AccessToken.for_user(user)
+        token["env"] = environment
+        token.set_exp(lifetime=-timedelta(seconds=1))
+        client = client_with({"HTTP_AUTHORIZATION": f"Bearer {token}", "HTTP_CLIENTID": sandbox_key})
+
+        response = call(client, method, environment, name, kwargs)
+
+        assert response.status_code == HTTPStatus.UNAUTHORIZED
+        assert response.json() == unauthorized("Given token not valid for any token type", "token_not_valid")
+
+    def test_token_signed_with_another_key_is_401(self, method, name, kwargs, environment, user, settings):
+        token = token_for(user, environment)
+        header, payload, signature = token.split(".")
+        forged = f"{header}.{payload}.{signature[::-1]}"
+        client = client_with({"HTTP_AUTHORIZATION": f"Bearer {forged}"})
+
+        response = call(client, method, environment, name, kwargs)
+
+        assert response.status_code == HTTPStatus.UNAUTHORIZED
+
+    def test_token_of_the_other_environment_is_401(self, method, name, kwargs, environment, user, sandbox_key):
+        other = PRODUCTION if environment == SANDBOX else SANDBOX
+        client = client_with({"HTTP_AUTHORIZATION": f"Bearer {token_for(user, other)}", "HTTP_CLIENTID": sandbox_key})
+
+        response = call(client, method, environment, name, kwargs)
+
+        assert response.status_code == HTTPStatus.UNAUTHORIZED
+        assert response.json() == unauthorized(
+            f"This token was not issued for the {environment} environment; log in under this root.",
+            "token_wrong_environment",
+        )
+
+    def test_token_of_a_deactivated_user_is_401(self, method, name, kwargs, environment, user):
+        client = client_with({"HTTP_AUTHORIZATION": f"Bearer {token_for(user, environment)}"})
+        user.is_active = False
+        user.save()
+
+        response = call(client, method, environment, name, kwargs)
+
+        assert response.status_code == HTTPStatus.UNAUTHORIZED
+
+
+@pytest.mark.parametrize(("method", "name", "kwargs"), ENDPOINTS)
+class TestClientId:
+    def test_missing_client_id_is_403(self, client_for, user, method, name, kwargs):
+        response = call(client_for(user, SANDBOX, None), method, SANDBOX, name, kwargs)
+
+        assert response.status_code == HTTPStatus.FORBIDDEN
+        assert response["Content-Type"] == "application/problem+json"
+        assert response.json() == forbidden("The ClientID header is missing.")
+
+    def test_unknown_client_id_is_403(self, client_for, user, method, name, kwargs):
+        response = call(client_for(user, SANDBOX, "sbx_doesnotexist"), method, SANDBOX, name, kwargs)
+
+        assert response.json() == forbidden("The ClientID is not valid.")
+        assert response.status_code == HTTPStatus.FORBIDDEN
+
+    def test_revoked_client_id_is_403(self, client_for, user, partner, method, name, kwargs):
+        client_id, key = client_id_issue(partner=partner, environment=SANDBOX)
+        client_id_revoke(client_id=client_id, revoked_by=None)
+
+        response = call(client_for(user, SANDBOX, key), method, SANDBOX, name, kwargs)
+
+        assert response.status_code == HTTPStatus.FORBIDDEN
+        assert response.json() == forbidden("The ClientID has been revoked; ask your operator for a new one.")
+
+    def test_client_id_of_another_partner_is_403(self, client_for, user, other_partner, method, name, kwargs):
+        _, key = client_id_issue(partner=other_partner, environment=SANDBOX)
+
+        response = call(client_for(user, SANDBOX, key), method, SANDBOX, name, kwargs)
+
+        assert response.status_code == HTTPStatus.FORBIDDEN
+        assert response.json() == forbidden("The ClientID belongs to another partner than the logged-in user.")
+
+    def test_production_client_id_under_the_sandbox_root_is_403(
+        self, client_for, user, production_key, cleared_partner, method, name, kwargs
+    ):
+        response = call(client_for(user, SANDBOX, production_key), method, SANDBOX, name, kwargs)
+
+        assert response.status_code == HTTPStatus.FORBIDDEN
+        assert response.json() == forbidden("The ClientID is for the production environment; use it under /api/v1/.")
+
+    def test_sandbox_client_id_under_the_production_root_is_403(
+        self, client_for, user, sandbox_key, cleared_partner, method, name, kwargs
+    ):
+        response = call(client_for(user, PRODUCTION, sandbox_key), method, PRODUCTION, name, kwargs)
+
+        assert response.status_code == HTTPStatus.FORBIDDEN
+        assert response.json() == forbidden(
+            "The ClientID is for the sandbox environment; use it under /sandbox/api/v1/."
+        )
+
+    def test_production_client_id_before_clearance_is_403(self, client_for, user, production_key, method, name, kwargs):
+        response = call(client_for(user, PRODUCTION, production_key), method, PRODUCTION, name, kwargs)
+
+        assert response.status_code == HTTPStatus.FORBIDDEN
+        assert response.json() == forbidden(
+            "The partner is not yet cleared for production; keep integrating against the sandbox."
+        )
+
+    def test_production_client_id_after_clearance_is_revoked_is_403(
+        self, client_for, user, production_key, cleared_partner, method, name, kwargs
+    ):
+        partner_revoke_production_clearance(partner=cleared_partner, performed_by=None)
+
+        response = call(client_for(user, PRODUCTION, production_key), method, PRODUCTION, name, kwargs)
+
+        assert response.status_code == HTTPStatus.FORBIDDEN
+
+
+def test_a_bad_token_is_reported_before_a_bad_client_id(db):
+    client = client_with({"HTTP_AUTHORIZATION": "Bearer junk", "HTTP_CLIENTID": "junk"})
+
+    response = client.get(url(SANDBOX, "project-list"))
+
+    assert response.status_code == HTTPStatus.UNAUTHORIZED
+
+
+def test_valid_credentials_reach_both_environments(sandbox_client, production_client):
+    assert sandbox_client.get(url(SANDBOX, "project-list")).status_code == HTTPStatus.OK
+    assert production_client.get(url(PRODUCTION, "project-list")).status_code == HTTPStatus.OK
+
+
+def test_a_real_login_token_works_end_to_end(user, sandbox_key):
+    login = APIClient().post(url(SANDBOX, "login"), {"email": user.email, "password": PASSWORD}, format="json")
+    client = client_with({"HTTP_AUTHORIZATION": f"Bearer {login.json()['token']}", "HTTP_CLIENTID": sandbox_key})
+
+    assert client.get(url(SANDBOX, "project-list")).status_code == HTTPStatus.OK
+
+
+def test_client_id_use_is_recorded_at_most_once_a_minute(sandbox_client, partner):
+    client_id = ClientId.objects.get(partner=partner, environment=SANDBOX)
+    assert client_id.last_used_at is None
+
+    sandbox_client.get(url(SANDBOX, "project-list"))
+    client_id.refresh_from_db()
+    first_use = client_id.last_used_at
+    sandbox_client.get(url(SANDBOX, "project-list"))
+    client_id.refresh_from_db()
+
+    assert first_use is not None
+    assert timezone.now() - first_use < timedelta(seconds=5)
+    assert client_id.last_used_at == first_use
