@@ -1,10 +1,42 @@
+from http import HTTPStatus
+
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ingest.parsers import StrictJSONParser, decode_body
+from ingest.serializers import PushResponseSerializer, PushSerializer
+from ingest.services import push_receive
+
 
 class PushView(APIView):
-    """POST externals/push: placeholder until the push issue lands."""
+    """POST externals/push: store the CRM's record verbatim and upsert its project (201 created, 200 updated)."""
+
+    parser_classes = [StrictJSONParser]
 
     def post(self, request: Request, environment: str) -> Response:
-        return Response(status=501)
+        body = request.body  # read before request.data, so the verbatim bytes stay available
+        serializer = PushSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        result = push_receive(
+            client_id=request.client_id,
+            user=request.user,
+            environment=environment,
+            external_id=serializer.validated_data["id"],
+            data=serializer.validated_data["data"],
+            body=decode_body(body, request.encoding),
+        )
+        project = result.project
+        response = PushResponseSerializer(
+            {
+                "id": project.id,
+                "externalId": project.external_id,
+                "created": result.created,
+                "changed": result.changed,
+                "mappingStatus": project.mapping_status,
+                "issues": project.issues,
+                "submittedDate": project.submitted_date,
+                "updatedDate": project.updated_date,
+            }
+        )
+        return Response(response.data, status=HTTPStatus.CREATED if result.created else HTTPStatus.OK)

@@ -1,13 +1,17 @@
 import hashlib
 import hmac
+import json
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from ingest.demo import DEMO_MAPPING_DOCUMENT, DEMO_RECORDS
+from ingest.services import mapping_document_import, push_receive
 from partners.choices import CLIENT_ID_PREFIXES, Environment
 from partners.models import ClientId, Partner, User
 from partners.services import client_id_hash, client_id_issue, partner_clear_for_production
+from projects.models import Project
 
 DEMO_PARTNER_SLUG = "demo-solar"
 DEMO_USER_EMAIL = "demo@example.com"
@@ -23,7 +27,7 @@ def demo_client_key(environment: Environment) -> str:
 
 
 class Command(BaseCommand):
-    help = "Create (or refresh) a demo partner, its user, both ClientIDs and an admin login, and print them."
+    help = "Create (or refresh) a demo partner with user, ClientIDs, mappings and sandbox projects, and an admin."
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
@@ -34,9 +38,11 @@ class Command(BaseCommand):
             self.stderr.write(self.style.WARNING("DEBUG is off: the demo logins below have well-known passwords."))
         partner, _ = Partner.objects.get_or_create(slug=DEMO_PARTNER_SLUG, defaults={"name": "Demo Solar EPC"})
         self._user(ADMIN_EMAIL, ADMIN_PASSWORD, is_staff=True, is_superuser=True)
-        self._user(DEMO_USER_EMAIL, DEMO_USER_PASSWORD, partner=partner)
+        user = self._user(DEMO_USER_EMAIL, DEMO_USER_PASSWORD, partner=partner)
         keys = {environment: self._client_id(partner, environment) for environment in Environment}
         partner_clear_for_production(partner=partner, performed_by=None, note="seed_demo")
+        mapping_document_import(partner=partner, document=DEMO_MAPPING_DOCUMENT)
+        self._demo_projects(user, ClientId.objects.get(key_hash=client_id_hash(keys[Environment.SANDBOX])))
 
         base_url = base_url.rstrip("/")
         self.stdout.write(
@@ -52,6 +58,20 @@ class Command(BaseCommand):
                 ]
             )
         )
+
+    def _demo_projects(self, user: User, client_id: ClientId) -> None:
+        """Push the demo records once; later runs leave them (and the raw push history) alone."""
+        for record in DEMO_RECORDS:
+            lookup = {"partner": client_id.partner, "environment": Environment.SANDBOX, "external_id": record["id"]}
+            if not Project.objects.filter(**lookup).exists():
+                push_receive(
+                    client_id=client_id,
+                    user=user,
+                    environment=Environment.SANDBOX,
+                    external_id=record["id"],
+                    data=record["data"],
+                    body=json.dumps(record),
+                )
 
     def _user(self, email: str, password: str, **fields) -> User:
         user, _ = User.objects.update_or_create(email=email, defaults=fields)

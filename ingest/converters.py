@@ -1,0 +1,227 @@
+"""Value converters of the mapping types: a raw JSON value from a CRM in, a clean Python value (or None) out.
+
+None means empty: null, absent, "", whitespace, an empty list or object (and "0" / 0 for dates).
+A value that cannot be read as its type raises ConversionError with a reason a partner can act on.
+"""
+
+import math
+import re
+from collections.abc import Callable
+from datetime import UTC, date, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import phonenumbers
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+
+from projects.canonical import format_decimal
+
+
+class ConversionError(ValueError):
+    pass
+
+
+MAPPING_TYPES = ("string", "integer", "decimal", "boolean", "date", "datetime", "email", "phone", "enum")
+
+_NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
+_GROUPED_NUMBER = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")  # "1,234,567.5"
+_DIGITS = re.compile(r"^[+-]?\d+$")
+_TRUE = {"true", "yes", "y", "1"}
+_FALSE = {"false", "no", "n", "0"}
+# An epoch number at or above this is in milliseconds: 1e11 seconds is the year 5138, 1e11 ms is 1973.
+_EPOCH_MS_THRESHOLD = 100_000_000_000
+
+
+def _single(value: Any) -> Any:
+    """A one-element list stands for its element (JMESPath filters return lists); empty containers are empty."""
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    if isinstance(value, list | dict) and not value:
+        return None
+    if isinstance(value, str) and not value.strip():
+        return None
+    return value
+
+
+def _scalar(value: Any) -> Any:
+    if isinstance(value, list | dict):
+        kind = "a list" if isinstance(value, list) else "an object"
+        raise ConversionError(f"expected a single value, got {kind}")
+    return value
+
+
+def _float_decimal(value: float) -> Decimal:
+    if not math.isfinite(value):
+        raise ConversionError("not a finite number")
+    return Decimal(repr(value))  # the shortest text that reads back as this float: 0.1, not 0.1000000000000000055
+
+
+def to_decimal(value: Any) -> Decimal:
+    """Exact decimal of a number or numeric string. A long string that only renders a float ("0.2000000000000000111")
+    is read as that float's shortest form, so float noise from the CRM does not reach the canonical value."""
+    if isinstance(value, bool):
+        raise ConversionError("expected a number, got a boolean")
+    if isinstance(value, int):
+        return Decimal(value)
+    if isinstance(value, float):
+        return _float_decimal(value)
+    if not isinstance(value, str):
+        raise ConversionError("expected a number")
+    text = value.strip()
+    if _GROUPED_NUMBER.match(text):
+        text = text.replace(",", "")
+    if not _NUMBER.match(text):
+        raise ConversionError("not a number")
+    number = Decimal(text)
+    if number.as_tuple().exponent < 0 and len(number.as_tuple().digits) > 15:
+        as_float = float(text)
+        shortest = _float_decimal(as_float)
+        if abs(number - shortest) <= Decimal(math.ulp(as_float)):
+            return shortest
+    return number
+
+
+def _scaled(value: Any, options: dict) -> Decimal:
+    number = to_decimal(value)
+    if "scale" in options:
+        number *= to_decimal(options["scale"])
+    return number
+
+
+def convert_string(value: Any, options: dict) -> str:
+    value = _scalar(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return format_decimal(_float_decimal(value))
+    return str(value).strip()
+
+
+def convert_integer(value: Any, options: dict) -> int:
+    number = _scaled(_scalar(value), options)
+    if number != number.to_integral_value():
+        raise ConversionError("not a whole number")
+    return int(number)
+
+
+def convert_decimal(value: Any, options: dict) -> Decimal:
+    return _scaled(_scalar(value), options)
+
+
+def convert_boolean(value: Any, options: dict) -> bool:
+    value = _scalar(value)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and value in (0, 1):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ConversionError("not a boolean (true/false, yes/no, y/n, 1/0)")
+
+
+def _epoch(value: int | float | Decimal) -> datetime:
+    seconds = float(value) / 1000 if abs(value) >= _EPOCH_MS_THRESHOLD else float(value)
+    try:
+        return datetime.fromtimestamp(seconds, tz=UTC)
+    except (OverflowError, OSError, ValueError) as error:
+        raise ConversionError("epoch timestamp out of range") from error
+
+
+def _parse_moment(value: Any, options: dict) -> date | datetime | None:
+    """A date (no time given) or an aware datetime (naive ones are UTC); None for the epoch placeholder 0."""
+    value = _scalar(value)
+    if isinstance(value, bool):
+        raise ConversionError("expected a date, got a boolean")
+    if isinstance(value, int | float):
+        return None if value == 0 else _epoch(value)
+    text = str(value).strip()
+    if _DIGITS.match(text) and len(text.lstrip("+-")) != 8:  # 8 digits is a basic ISO date, 20260310
+        return None if int(text) == 0 else _epoch(int(text))
+    for pattern in options.get("formats", ()):
+        try:
+            parsed = datetime.strptime(text, pattern)
+        except ValueError:
+            continue
+        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
+    if text.startswith("0000-00-00"):  # the zero date some databases use for "none"
+        return None
+    try:
+        if len(text) <= 10:
+            return date.fromisoformat(text)
+        parsed = datetime.fromisoformat(text)
+    except ValueError as error:
+        raise ConversionError("not a date (ISO 8601, epoch seconds or milliseconds, or one of the formats)") from error
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
+
+
+def convert_date(value: Any, options: dict) -> date | None:
+    """The calendar date as the CRM wrote it (an ISO date-time's own date); epoch values are UTC dates."""
+    moment = _parse_moment(value, options)
+    return moment.date() if isinstance(moment, datetime) else moment
+
+
+def convert_datetime(value: Any, options: dict) -> datetime | None:
+    moment = _parse_moment(value, options)
+    if moment is None:
+        return None
+    if not isinstance(moment, datetime):
+        return datetime(moment.year, moment.month, moment.day, tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def convert_email(value: Any, options: dict) -> str:
+    text = convert_string(value, options).lower()
+    try:
+        validate_email(text)
+    except ValidationError as error:
+        raise ConversionError("not a valid e-mail address") from error
+    return text
+
+
+def convert_phone(value: Any, options: dict) -> str:
+    text = convert_string(value, options)
+    region = options.get("region", "US")
+    try:
+        number = phonenumbers.parse(text, region)
+    except phonenumbers.NumberParseException as error:
+        raise ConversionError(f"not a phone number ({region})") from error
+    if not phonenumbers.is_valid_number(number):
+        raise ConversionError(f"not a valid phone number for region {region}")
+    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
+def convert_enum(value: Any, options: dict) -> str:
+    text = convert_string(value, options)
+    for source_value, canonical in options["values"].items():
+        if source_value.strip().lower() == text.lower():
+            return canonical
+    raise ConversionError(f"'{text}' is not one of the mapped values")
+
+
+CONVERTERS: dict[str, Callable[[Any, dict], Any]] = {
+    "string": convert_string,
+    "integer": convert_integer,
+    "decimal": convert_decimal,
+    "boolean": convert_boolean,
+    "date": convert_date,
+    "datetime": convert_datetime,
+    "email": convert_email,
+    "phone": convert_phone,
+    "enum": convert_enum,
+}
+
+
+def convert(value: Any, mapping_type: str, options: dict) -> Any:
+    """The value as `mapping_type`, None when it is empty. Raises ConversionError."""
+    value = _single(value)
+    if value is None:
+        return None
+    try:
+        converted = CONVERTERS[mapping_type](value, options)
+    except (InvalidOperation, OverflowError) as error:
+        raise ConversionError("number out of range") from error
+    return converted if converted != "" else None

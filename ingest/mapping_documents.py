@@ -1,0 +1,166 @@
+"""Mapping documents: a partner's field rules as JSON, validated with every problem listed.
+
+    {"fields": {"systemSizeKw": {"source": "system_size_stc", "type": "decimal", "scale": 0.001},
+                "status": {"source": "dealstage", "type": "enum", "values": {"closedwon": "contracted"}}}}
+
+One validation serves the document import, the admin form and the model's clean().
+"""
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import phonenumbers
+from jmespath.exceptions import JMESPathError
+
+from ingest.converters import MAPPING_TYPES, ConversionError, convert
+from ingest.normalization import FieldRule, compile_source, fit_to_field
+from projects.canonical import CANONICAL_FIELDS, CANONICAL_FIELDS_BY_NAME
+
+RULE_KEYS = ("source", "type", "default", "required")
+TYPE_OPTIONS: dict[str, tuple[str, ...]] = {
+    "string": (),
+    "integer": ("scale",),
+    "decimal": ("scale",),
+    "boolean": (),
+    "date": ("formats",),
+    "datetime": ("formats",),
+    "email": (),
+    "phone": ("region",),
+    "enum": ("values",),
+}
+# Which mapping types can fill which kind of canonical column.
+TYPES_FOR_KIND = {
+    "text": MAPPING_TYPES,
+    "integer": ("integer", "decimal"),
+    "decimal": ("integer", "decimal"),
+    "date": ("date", "datetime"),
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str  # "fields.systemSizeKw.scale"
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+class MappingDocumentInvalid(ValueError):
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(str(problem) for problem in problems))
+
+
+def _option_problems(path: str, mapping_type: str, options: dict, field_name: str) -> list[Problem]:
+    problems = []
+    if "scale" in options:
+        scale = options["scale"]
+        if isinstance(scale, bool) or not isinstance(scale, int | float) or not math.isfinite(scale) or scale == 0:
+            problems.append(Problem(f"{path}.scale", "must be a non-zero number, e.g. 0.001 for watts to kilowatts"))
+    if "formats" in options:
+        formats = options["formats"]
+        if not isinstance(formats, list) or not all(isinstance(f, str) and "%" in f for f in formats):
+            problems.append(Problem(f"{path}.formats", 'must be a list of strptime patterns, e.g. ["%m/%d/%Y"]'))
+    if "region" in options and options["region"] not in phonenumbers.SUPPORTED_REGIONS:
+        problems.append(Problem(f"{path}.region", "must be a two-letter region code such as US, DE or AU"))
+    if mapping_type == "enum":
+        values = options.get("values")
+        if not isinstance(values, dict) or not values or not all(isinstance(v, str) for v in values.values()):
+            problems.append(Problem(f"{path}.values", "must be a non-empty object of source value → canonical value"))
+        else:
+            canonical = CANONICAL_FIELDS_BY_NAME.get(field_name)
+            for source_value, target in values.items():
+                try:
+                    if canonical:
+                        fit_to_field(canonical, target)
+                except ConversionError as error:
+                    problems.append(Problem(f"{path}.values.{source_value}", f"'{target}' is {error}"))
+    return problems
+
+
+def rule_problems(field_name: str, spec: Any, *, path: str | None = None) -> list[Problem]:
+    """Everything wrong with one field's mapping spec (empty when it is valid)."""
+    path = path or f"fields.{field_name}"
+    canonical = CANONICAL_FIELDS_BY_NAME.get(field_name)
+    if canonical is None:
+        return [Problem(path, f"unknown canonical field; use one of {', '.join(f.name for f in CANONICAL_FIELDS)}")]
+    if not isinstance(spec, dict):
+        return [Problem(path, "must be an object with at least source and type")]
+    problems = []
+    source, mapping_type = spec.get("source"), spec.get("type")
+    if not isinstance(source, str) or not source.strip():
+        problems.append(Problem(f"{path}.source", "is required: a JMESPath expression over data"))
+    else:
+        try:
+            compile_source(source)
+        except JMESPathError as error:
+            problems.append(Problem(f"{path}.source", f"is not a valid JMESPath expression: {error}"))
+    if mapping_type not in MAPPING_TYPES:
+        problems.append(Problem(f"{path}.type", f"must be one of {', '.join(MAPPING_TYPES)}"))
+        return problems
+    if mapping_type not in TYPES_FOR_KIND[canonical.kind]:
+        allowed = ", ".join(TYPES_FOR_KIND[canonical.kind])
+        problems.append(Problem(f"{path}.type", f"'{mapping_type}' cannot fill {field_name}; use {allowed}"))
+    allowed_keys = RULE_KEYS + TYPE_OPTIONS[mapping_type]
+    for key in spec:
+        if key not in allowed_keys:
+            problems.append(Problem(f"{path}.{key}", f"is not an option of type {mapping_type}"))
+    options = {key: spec[key] for key in TYPE_OPTIONS[mapping_type] if key in spec}
+    problems.extend(_option_problems(path, mapping_type, options, field_name))
+    if "required" in spec and not isinstance(spec["required"], bool):
+        problems.append(Problem(f"{path}.required", "must be true or false"))
+    if spec.get("default") is not None and not problems:
+        try:
+            value = convert(spec["default"], mapping_type, options)
+            if value is not None:
+                fit_to_field(canonical, value)
+        except ConversionError as error:
+            problems.append(Problem(f"{path}.default", f"is {error}"))
+    return problems
+
+
+def rule_from_spec(field_name: str, spec: dict) -> FieldRule:
+    options = {key: spec[key] for key in TYPE_OPTIONS[spec["type"]] if key in spec}
+    return FieldRule(
+        field=field_name,
+        source=spec["source"],
+        type=spec["type"],
+        options=options,
+        default=spec.get("default"),
+        required=spec.get("required", False),
+    )
+
+
+def parse_mapping_document(document: Any) -> list[FieldRule]:
+    """The rules of a valid document, in canonical field order. Raises MappingDocumentInvalid listing every problem."""
+    if not isinstance(document, dict):
+        raise MappingDocumentInvalid([Problem("(document)", 'must be an object: {"fields": {...}}')])
+    problems = [
+        Problem(key, "unknown key; a mapping document has only 'fields'") for key in document if key != "fields"
+    ]
+    fields = document.get("fields")
+    if not isinstance(fields, dict):
+        problems.append(Problem("fields", "is required: an object of canonical field name → mapping"))
+        raise MappingDocumentInvalid(problems)
+    for field_name, spec in fields.items():
+        problems.extend(rule_problems(field_name, spec))
+    if problems:
+        raise MappingDocumentInvalid(problems)
+    order = {canonical.name: index for index, canonical in enumerate(CANONICAL_FIELDS)}
+    return sorted((rule_from_spec(name, spec) for name, spec in fields.items()), key=lambda rule: order[rule.field])
+
+
+def rule_spec(rule: FieldRule) -> dict:
+    """A rule as its document entry: source and type first, options, then default and required when set."""
+    spec: dict[str, Any] = {"source": rule.source, "type": rule.type, **rule.options}
+    if rule.default is not None:
+        spec["default"] = rule.default
+    if rule.required:
+        spec["required"] = True
+    return spec
+
+
+def mapping_document(rules: list[FieldRule]) -> dict:
+    return {"fields": {rule.field: rule_spec(rule) for rule in rules}}

@@ -1,0 +1,167 @@
+"""The normalization engine: a partner's field rules applied to a project's source data, in plain functions.
+
+Nothing here fails a push. A value that cannot be read leaves its field null and becomes an issue
+`{"field", "value", "reason"}`; the mapping status says whether everything mapped cleanly.
+"""
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from typing import Any
+
+import jmespath
+import pycountry
+from jmespath.exceptions import JMESPathError
+
+from ingest.converters import ConversionError, convert
+from projects.canonical import (
+    CANONICAL_FIELDS,
+    CANONICAL_FIELDS_BY_NAME,
+    DECIMAL_MAX_DIGITS,
+    DECIMAL_PLACES,
+    INTEGER_MAX,
+    INTEGER_MIN,
+    CanonicalField,
+    format_decimal,
+)
+from projects.choices import MappingStatus, ProjectStatus
+
+_QUANTUM = Decimal(1).scaleb(-DECIMAL_PLACES)
+
+
+@dataclass(frozen=True)
+class FieldRule:
+    """One mapping: where a canonical field's value comes from in `data`, and how it is read."""
+
+    field: str
+    source: str
+    type: str
+    options: dict = field(default_factory=dict)
+    default: Any = None
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class NormalizationResult:
+    values: dict[str, Any]  # Project attname → value, for every canonical field
+    issues: list[dict]
+    mapping_status: str
+
+
+@functools.lru_cache(maxsize=2048)
+def compile_source(source: str) -> jmespath.parser.ParsedResult:
+    return jmespath.compile(source)
+
+
+@functools.cache
+def currency_codes() -> frozenset[str]:
+    return frozenset(currency.alpha_3 for currency in pycountry.currencies)
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Decimal):
+        return format_decimal(value)
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    if isinstance(value, date):
+        return value.isoformat()
+    return str(value)
+
+
+def _fit_text(canonical: CanonicalField, value: Any) -> str:
+    text = _as_text(value)
+    if canonical.choices == "status":
+        status = text.strip().lower().replace(" ", "_").replace("-", "_")
+        if status not in ProjectStatus.values:
+            raise ConversionError(f"not a project status ({', '.join(ProjectStatus.values)})")
+        return status
+    if canonical.choices == "currency":
+        code = text.strip().upper()
+        if code not in currency_codes():
+            raise ConversionError("not an ISO 4217 currency code")
+        return code
+    if canonical.max_length and len(text) > canonical.max_length:
+        raise ConversionError(f"longer than {canonical.max_length} characters")
+    return text
+
+
+def _fit_integer(value: Any) -> int:
+    if isinstance(value, Decimal):
+        if value != value.to_integral_value():
+            raise ConversionError("not a whole number")
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConversionError("expected a number")
+    if not INTEGER_MIN <= value <= INTEGER_MAX:
+        raise ConversionError("number out of range")
+    return value
+
+
+def _fit_decimal(value: Any) -> Decimal:
+    if isinstance(value, bool) or not isinstance(value, int | Decimal):
+        raise ConversionError("expected a number")
+    try:
+        number = Decimal(value).quantize(_QUANTUM, rounding=ROUND_HALF_EVEN)
+    except InvalidOperation as error:
+        raise ConversionError("number out of range") from error
+    if len(number.as_tuple().digits) > DECIMAL_MAX_DIGITS:
+        raise ConversionError("number out of range")
+    return number
+
+
+def _fit_date(value: Any) -> date:
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).date()
+    if isinstance(value, date):
+        return value
+    raise ConversionError("expected a date")
+
+
+def fit_to_field(canonical: CanonicalField, value: Any) -> Any:
+    """A converted value in the form its canonical column holds. Raises ConversionError."""
+    if canonical.kind == "text":
+        return _fit_text(canonical, value)
+    if canonical.kind == "integer":
+        return _fit_integer(value)
+    if canonical.kind == "decimal":
+        return _fit_decimal(value)
+    return _fit_date(value)
+
+
+def apply_rule(rule: FieldRule, data: dict) -> tuple[Any, dict | None]:
+    """The canonical value of one rule over `data`, and the issue it raised (or None)."""
+    canonical = CANONICAL_FIELDS_BY_NAME[rule.field]
+    raw = None
+    try:
+        raw = compile_source(rule.source).search(data)
+        value = convert(raw, rule.type, rule.options)
+        if value is None and rule.default is not None:
+            value = convert(rule.default, rule.type, rule.options)
+        if value is not None:
+            return fit_to_field(canonical, value), None
+    except ConversionError as error:
+        return None, {"field": rule.field, "value": raw, "reason": str(error)}
+    except (JMESPathError, TypeError, ValueError) as error:
+        return None, {"field": rule.field, "value": raw, "reason": f"the source expression failed: {error}"}
+    if rule.required:
+        return None, {"field": rule.field, "value": raw, "reason": "required, but the source has no value"}
+    return None, None
+
+
+def normalize(data: dict, rules: Sequence[FieldRule]) -> NormalizationResult:
+    """Every canonical field's value from `data` under the partner's rules; unmapped fields are None."""
+    values = {canonical.attname: None for canonical in CANONICAL_FIELDS}
+    if not rules:
+        return NormalizationResult(values=values, issues=[], mapping_status=MappingStatus.UNMAPPED)
+    issues = []
+    for rule in rules:
+        value, issue = apply_rule(rule, data)
+        values[CANONICAL_FIELDS_BY_NAME[rule.field].attname] = value
+        if issue:
+            issues.append(issue)
+    status = MappingStatus.PARTIAL if issues else MappingStatus.MAPPED
+    return NormalizationResult(values=values, issues=issues, mapping_status=status)

@@ -1,0 +1,72 @@
+from typing import Any
+
+from rest_framework import serializers
+
+from projects.serializers import IssueSerializer
+
+EXTERNAL_ID_MAX_LENGTH = 255
+
+
+def json_kind(value: Any) -> str:
+    """What a parsed JSON value is, in the partner's words: "null", "a boolean", "an array", ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return {dict: "an object", list: "an array", str: "a string"}.get(type(value), "a number")
+
+
+class ExternalIdField(serializers.Field):
+    """The record id in the partner's CRM: a non-empty string, or an integer kept as its decimal string."""
+
+    default_error_messages = {
+        "type": "Must be a string or an integer, not {kind}.",
+        "blank": "Must not be empty.",
+        "length": f"Must be at most {EXTERNAL_ID_MAX_LENGTH} characters.",
+    }
+
+    def to_internal_value(self, value: Any) -> str:
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)
+        if not isinstance(value, str):
+            self.fail("type", kind=json_kind(value))
+        if not value.strip():
+            self.fail("blank")
+        if len(value) > EXTERNAL_ID_MAX_LENGTH:
+            self.fail("length")
+        return value
+
+    def to_representation(self, value: str) -> str:
+        return value
+
+
+class JSONObjectField(serializers.Field):
+    default_error_messages = {"type": "Must be a JSON object of the record's fields, not {kind}."}
+
+    def to_internal_value(self, value: Any) -> dict:
+        if not isinstance(value, dict):
+            self.fail("type", kind=json_kind(value))
+        return value
+
+    def to_representation(self, value: dict) -> dict:
+        return value
+
+
+class PushSerializer(serializers.Serializer):
+    default_error_messages = {
+        "invalid": 'The body must be a JSON object {{"id": ..., "data": {{...}}}}, not {datatype}.'
+    }
+
+    id = ExternalIdField()
+    data = JSONObjectField()
+
+
+class PushResponseSerializer(serializers.Serializer):
+    id = serializers.UUIDField(help_text="The project's id in the service, for GET integration/projects/{id}.")
+    externalId = serializers.CharField()
+    created = serializers.BooleanField(help_text="This push created the project (status 201).")
+    changed = serializers.BooleanField(help_text="This push changed the source data or the normalized fields.")
+    mappingStatus = serializers.ChoiceField(choices=["unmapped", "partial", "mapped"])
+    issues = IssueSerializer(many=True)
+    submittedDate = serializers.DateTimeField()
+    updatedDate = serializers.DateTimeField()

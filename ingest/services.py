@@ -1,0 +1,160 @@
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from ingest.mapping_documents import parse_mapping_document
+from ingest.merge_patch import merge_patch
+from ingest.models import FieldMapping, RawPush
+from ingest.normalization import FieldRule, NormalizationResult, normalize
+from ingest.selectors import mapping_rules_for_partner
+from partners.models import ClientId, Partner, User
+from projects.canonical import CANONICAL_ATTNAMES
+from projects.models import Project
+
+NORMALIZED_ATTNAMES = (*CANONICAL_ATTNAMES, "mapping_status", "issues")
+
+
+@dataclass(frozen=True)
+class PushResult:
+    project: Project
+    created: bool
+    changed: bool
+
+
+def _normalized_state(project: Project) -> tuple:
+    return tuple(getattr(project, attname) for attname in NORMALIZED_ATTNAMES)
+
+
+def project_apply_normalization(*, project: Project, result: NormalizationResult) -> bool:
+    """Set the project's canonical fields, issues and status from a normalization; True if anything changed."""
+    before = _normalized_state(project)
+    for attname, value in result.values.items():
+        setattr(project, attname, value)
+    project.mapping_status = result.mapping_status
+    project.issues = result.issues
+    return _normalized_state(project) != before
+
+
+def _project_lock_or_create(
+    *, partner: Partner, environment: str, external_id: str, data: dict, rules: list[FieldRule]
+) -> tuple[Project, bool]:
+    """The existing project locked for update, or a new one built from `data`. Safe under concurrent pushes."""
+    lookup = {"partner": partner, "environment": environment, "external_id": external_id}
+    project = Project.objects.select_for_update().filter(**lookup).first()
+    if project is not None:
+        return project, False
+    now = timezone.now()
+    project = Project(**lookup, source_data=merge_patch({}, data), submitted_date=now, updated_date=now)
+    project_apply_normalization(project=project, result=normalize(project.source_data, rules))
+    try:
+        with transaction.atomic():  # a savepoint: a concurrent insert of the same id must not spoil the outer one
+            project.save(force_insert=True)
+        return project, True
+    except IntegrityError:
+        return Project.objects.select_for_update().get(**lookup), False
+
+
+@transaction.atomic
+def push_receive(
+    *, client_id: ClientId, user: User, environment: str, external_id: str, data: dict, body: str
+) -> PushResult:
+    """Store a push verbatim and upsert its project (merge patch + normalization), in one transaction."""
+    partner = client_id.partner
+    rules = mapping_rules_for_partner(partner=partner)
+    project, created = _project_lock_or_create(
+        partner=partner, environment=environment, external_id=external_id, data=data, rules=rules
+    )
+    changed = created
+    if not created:
+        source_data = merge_patch(project.source_data, data)
+        source_changed = source_data != project.source_data
+        project.source_data = source_data
+        fields_changed = project_apply_normalization(project=project, result=normalize(source_data, rules))
+        changed = source_changed or fields_changed
+        if changed:
+            project.updated_date = timezone.now()
+            project.save(update_fields=["source_data", "updated_date", *NORMALIZED_ATTNAMES])
+    RawPush.objects.create(
+        partner=partner,
+        environment=environment,
+        external_id=external_id,
+        project=project,
+        body=body,
+        data=data,
+        user=user,
+        client_id=client_id,
+        created_project=created,
+        changed_project=changed,
+    )
+    return PushResult(project=project, created=created, changed=changed)
+
+
+@dataclass(frozen=True)
+class ReprocessSummary:
+    total: int
+    changed: int
+
+
+def projects_reprocess(
+    *,
+    partner: Partner,
+    environment: str | None = None,
+    batch_size: int = 500,
+    on_progress: Callable[[int, int], Any] | None = None,
+) -> ReprocessSummary:
+    """Re-normalize the partner's stored projects with its current mappings, batch by batch.
+
+    Memory stays flat (one batch at a time, keyset by id); each batch is locked and written in one transaction,
+    so a concurrent push to the same project waits instead of being overwritten. Only projects whose
+    normalized fields change get a new updatedDate.
+    """
+    rules = mapping_rules_for_partner(partner=partner)
+    projects = Project.objects.filter(partner=partner)
+    if environment:
+        projects = projects.filter(environment=environment)
+    total = projects.count()
+    done = changed = 0
+    last_id = None
+    while True:
+        with transaction.atomic():
+            batch_query = projects.order_by("id").only("id", "source_data", *NORMALIZED_ATTNAMES)
+            if last_id is not None:
+                batch_query = batch_query.filter(id__gt=last_id)
+            batch = list(batch_query.select_for_update()[:batch_size])
+            if not batch:
+                break
+            now = timezone.now()
+            updated = []
+            for project in batch:
+                if project_apply_normalization(project=project, result=normalize(project.source_data, rules)):
+                    project.updated_date = now
+                    updated.append(project)
+            Project.objects.bulk_update(updated, fields=["updated_date", *NORMALIZED_ATTNAMES])
+        last_id = batch[-1].id
+        done += len(batch)
+        changed += len(updated)
+        if on_progress:
+            on_progress(done, total)
+    return ReprocessSummary(total=done, changed=changed)
+
+
+@transaction.atomic
+def mapping_document_import(*, partner: Partner, document: Any) -> list[FieldMapping]:
+    """Replace the partner's mappings with the document's, or raise MappingDocumentInvalid and change nothing."""
+    rules = parse_mapping_document(document)
+    FieldMapping.objects.filter(partner=partner).delete()
+    return FieldMapping.objects.bulk_create(
+        FieldMapping(
+            partner=partner,
+            field=rule.field,
+            source=rule.source,
+            type=rule.type,
+            options=rule.options,
+            default=rule.default,
+            required=rule.required,
+        )
+        for rule in rules
+    )

@@ -1,0 +1,100 @@
+import pytest
+
+from ingest.mapping_documents import MappingDocumentInvalid, mapping_document, parse_mapping_document
+
+VALID = {
+    "fields": {
+        "status": {"source": "dealstage", "type": "enum", "values": {"closedwon": "contracted"}},
+        "systemSizeKw": {"source": "system_size_stc", "type": "decimal", "scale": 0.001},
+        "name": {"source": "properties.dealname || title", "type": "string", "required": True},
+        "currency": {"source": "currency", "type": "string", "default": "USD"},
+        "customerPhone": {"source": "phone", "type": "phone", "region": "DE"},
+        "installDate": {"source": "install", "type": "date", "formats": ["%d.%m.%Y"]},
+    }
+}
+
+
+def problems_of(document) -> list[str]:
+    with pytest.raises(MappingDocumentInvalid) as invalid:
+        parse_mapping_document(document)
+    return [str(problem) for problem in invalid.value.problems]
+
+
+def test_valid_document_round_trips_in_canonical_field_order():
+    rules = parse_mapping_document(VALID)
+
+    assert [rule.field for rule in rules] == [
+        "name",
+        "status",
+        "customerPhone",
+        "systemSizeKw",
+        "currency",
+        "installDate",
+    ]
+    assert parse_mapping_document(mapping_document(rules)) == rules
+    assert mapping_document(rules)["fields"]["name"] == {
+        "source": "properties.dealname || title",
+        "type": "string",
+        "required": True,
+    }
+
+
+def test_every_problem_is_listed_at_once():
+    document = {
+        "fields": {
+            "colour": {"source": "a", "type": "string"},
+            "name": {"source": "foo[", "type": "string"},
+            "status": {"source": "s", "type": "enum", "values": {"won": "sold"}},
+            "systemSizeKw": {"source": "w", "type": "decimal", "scale": "1000", "precision": 2},
+            "moduleCount": {"source": "n", "type": "date"},
+            "customerPhone": {"source": "p", "type": "phone", "region": "XX"},
+            "installDate": {"source": "d", "type": "date", "formats": "%d.%m.%Y"},
+            "city": {"type": "text"},
+            "currency": {"source": "c", "type": "string", "default": "dollars"},
+            "notes": {"source": "n", "type": "string", "required": "yes"},
+            "state": "ST",
+        },
+        "version": 2,
+    }
+
+    assert problems_of(document) == [
+        "version: unknown key; a mapping document has only 'fields'",
+        "fields.colour: unknown canonical field; use one of name, status, customerFirstName, customerLastName, "
+        "customerEmail, customerPhone, addressLine1, addressLine2, city, state, postalCode, country, systemSizeKw, "
+        "moduleCount, moduleModel, inverterModel, batteryCapacityKwh, contractAmount, currency, contractSignedDate, "
+        "installDate, salesRep, notes",
+        "fields.name.source: is not a valid JMESPath expression: "
+        'Invalid jmespath expression: Incomplete expression:\n"foo["\n     ^',
+        "fields.status.values.won: 'sold' is not a project status (lead, proposal, contracted, design, permitting, "
+        "installation, inspection, pto, completed, on_hold, cancelled)",
+        "fields.systemSizeKw.precision: is not an option of type decimal",
+        "fields.systemSizeKw.scale: must be a non-zero number, e.g. 0.001 for watts to kilowatts",
+        "fields.moduleCount.type: 'date' cannot fill moduleCount; use integer, decimal",
+        "fields.customerPhone.region: must be a two-letter region code such as US, DE or AU",
+        'fields.installDate.formats: must be a list of strptime patterns, e.g. ["%m/%d/%Y"]',
+        "fields.city.source: is required: a JMESPath expression over data",
+        "fields.city.type: must be one of string, integer, decimal, boolean, date, datetime, email, phone, enum",
+        "fields.currency.default: is not an ISO 4217 currency code",
+        "fields.notes.required: must be true or false",
+        "fields.state: must be an object with at least source and type",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [
+        ([], '(document): must be an object: {"fields": {...}}'),
+        ({}, "fields: is required: an object of canonical field name → mapping"),
+        ({"fields": []}, "fields: is required: an object of canonical field name → mapping"),
+        (
+            {"fields": {"status": {"source": "s", "type": "enum"}}},
+            "fields.status.values: must be a non-empty object of source value → canonical value",
+        ),
+    ],
+)
+def test_malformed_documents(document, problem):
+    assert problems_of(document) == [problem]
+
+
+def test_an_empty_fields_object_is_valid_and_means_unmapped():
+    assert parse_mapping_document({"fields": {}}) == []
