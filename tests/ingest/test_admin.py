@@ -1,0 +1,62 @@
+from http import HTTPStatus
+
+import pytest
+from django.urls import reverse
+
+from ingest.models import FieldMapping
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_mapping_is_validated_when_saved_in_the_admin(admin_client, partner):
+    response = admin_client.post(
+        reverse("admin:ingest_fieldmapping_add"),
+        {
+            "partner": partner.pk,
+            "field": "systemSizeKw",
+            "source": "size[",
+            "type": "decimal",
+            "options": '{"scale": "lots", "region": "US"}',
+            "default": "",
+            "required": "",
+        },
+    )
+
+    assert response.status_code == HTTPStatus.OK
+    errors = response.context["adminform"].form.errors
+    assert errors["source"][0].startswith("is not a valid JMESPath expression")
+    assert errors["options"] == [
+        "region: is not an option of type decimal",
+        "scale: must be a non-zero number, e.g. 0.001 for watts to kilowatts",
+    ]
+    assert not FieldMapping.objects.exists()
+
+
+def test_a_valid_mapping_saves_in_the_admin(admin_client, partner):
+    response = admin_client.post(
+        reverse("admin:ingest_fieldmapping_add"),
+        {
+            "partner": partner.pk,
+            "field": "systemSizeKw",
+            "source": "size_w",
+            "type": "decimal",
+            "options": '{"scale": 0.001}',
+            "default": "",
+            "required": "on",
+        },
+    )
+
+    assert response.status_code == HTTPStatus.FOUND
+    mapping = FieldMapping.objects.get()
+    assert (mapping.options, mapping.default, mapping.required) == ({"scale": 0.001}, None, True)
+
+
+def test_raw_pushes_and_projects_are_read_only(admin_client, sandbox_client):
+    from tests.conftest import SANDBOX, url
+
+    project_id = sandbox_client.post(url(SANDBOX, "push"), {"id": "A-1", "data": {"x": 1}}, format="json").json()["id"]
+
+    assert admin_client.get(reverse("admin:ingest_rawpush_changelist")).status_code == HTTPStatus.OK
+    assert admin_client.get(reverse("admin:projects_project_changelist")).status_code == HTTPStatus.OK
+    assert admin_client.get(reverse("admin:projects_project_change", args=[project_id])).status_code == HTTPStatus.OK
+    assert admin_client.get(reverse("admin:ingest_rawpush_add")).status_code == HTTPStatus.FORBIDDEN

@@ -1,0 +1,115 @@
+from http import HTTPStatus
+
+import pytest
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from partners.models import ClientId, User
+from tests.conftest import SANDBOX, token_for, url
+
+pytestmark = pytest.mark.django_db
+
+
+def test_issuing_a_client_id_in_the_admin_shows_the_key_once_and_it_works(admin_client, partner, user):
+    response = admin_client.post(
+        reverse("admin:partners_clientid_add"),
+        {"partner": partner.pk, "environment": SANDBOX, "label": "HubSpot"},
+        follow=True,
+    )
+
+    assert response.status_code == HTTPStatus.OK
+    messages = [str(message) for message in response.context["messages"]]
+    shown = [message for message in messages if "not shown again" in message]
+    assert len(shown) == 1
+    key = shown[0].rsplit(": ", 1)[1]
+    client_id = ClientId.objects.get()
+    assert (client_id.prefix, client_id.label) == (key[:12], "HubSpot")
+    change_page = admin_client.get(reverse("admin:partners_clientid_change", args=[client_id.pk]))
+    assert key not in change_page.content.decode()
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {token_for(user, SANDBOX)}", HTTP_CLIENTID=key)
+    assert api.get(url(SANDBOX, "project-list")).status_code == HTTPStatus.OK
+
+
+def test_revoking_in_the_admin_stops_the_key(admin_client, partner, user, sandbox_key):
+    client_id = ClientId.objects.get()
+
+    admin_client.post(
+        reverse("admin:partners_clientid_changelist"),
+        {"action": "revoke", "_selected_action": [client_id.pk]},
+    )
+
+    client_id.refresh_from_db()
+    assert client_id.revoked_at is not None
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {token_for(user, SANDBOX)}", HTTP_CLIENTID=sandbox_key)
+    assert api.get(url(SANDBOX, "project-list")).status_code == HTTPStatus.FORBIDDEN
+
+
+def test_clearing_a_partner_in_the_admin_records_who(admin_client, admin_user, partner):
+    admin_client.post(
+        reverse("admin:partners_partner_changelist"),
+        {"action": "clear_for_production", "_selected_action": [partner.pk]},
+    )
+
+    partner.refresh_from_db()
+    assert partner.is_cleared_for_production
+    assert partner.production_cleared_by == admin_user
+    assert partner.clearance_events.get().performed_by == admin_user
+
+
+def test_creating_a_partner_user_in_the_admin(admin_client, partner):
+    response = admin_client.post(
+        reverse("admin:partners_user_add"),
+        {
+            "email": "New@Sunrise.example",
+            "partner": partner.pk,
+            "usable_password": "true",
+            "password1": "a sturdy passphrase 42",
+            "password2": "a sturdy passphrase 42",
+        },
+    )
+
+    assert response.status_code == HTTPStatus.FOUND, response.context["adminform"].form.errors
+    user = User.objects.get(email="new@sunrise.example")
+    assert (user.partner, user.check_password("a sturdy passphrase 42")) == (partner, True)
+
+
+def test_a_duplicate_email_in_other_case_is_refused_in_the_admin(admin_client, user, partner):
+    response = admin_client.post(
+        reverse("admin:partners_user_add"),
+        {
+            "email": "DEV@sunrise.example",
+            "partner": partner.pk,
+            "usable_password": "true",
+            "password1": "a sturdy passphrase 42",
+            "password2": "a sturdy passphrase 42",
+        },
+    )
+
+    assert response.status_code == HTTPStatus.OK
+    assert "already exists" in str(response.context["adminform"].form.errors)
+    assert User.objects.filter(email__iexact="dev@sunrise.example").count() == 1
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "admin:partners_partner_changelist",
+        "admin:partners_user_changelist",
+        "admin:partners_clientid_changelist",
+        "admin:partners_clientid_add",
+        "admin:partners_partner_add",
+    ],
+)
+def test_admin_pages_render(admin_client, partner, sandbox_key, user, name):
+    assert admin_client.get(reverse(name)).status_code == HTTPStatus.OK
+
+
+def test_non_staff_users_cannot_use_the_admin(client, user):
+    client.force_login(user)
+
+    response = client.get(reverse("admin:partners_clientid_add"))
+
+    assert response.status_code == HTTPStatus.FOUND
+    assert response["Location"].startswith("/admin/login/")
