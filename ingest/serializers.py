@@ -1,5 +1,6 @@
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from projects.serializers import IssueSerializer
@@ -16,6 +17,15 @@ def json_kind(value: Any) -> str:
     return {dict: "an object", list: "an array", str: "a string"}.get(type(value), "a number")
 
 
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "minLength": 1, "maxLength": EXTERNAL_ID_MAX_LENGTH, "pattern": r"\S"},
+            {"type": "integer"},
+        ],
+        "description": "The record id in your CRM; an integer is kept as its decimal string.",
+    }
+)
 class ExternalIdField(serializers.Field):
     """The record id in the partner's CRM: a non-empty string, or an integer kept as its decimal string."""
 
@@ -40,6 +50,7 @@ class ExternalIdField(serializers.Field):
         return value
 
 
+@extend_schema_field({"type": "object", "additionalProperties": True, "description": "Any fields, any names."})
 class JSONObjectField(serializers.Field):
     default_error_messages = {"type": "Must be a JSON object of the record's fields, not {kind}."}
 

@@ -1,5 +1,6 @@
 from http import HTTPStatus
 
+from drf_spectacular.utils import extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -7,13 +8,25 @@ from rest_framework.views import APIView
 from ingest.parsers import StrictJSONParser, decode_body
 from ingest.serializers import PushResponseSerializer, PushSerializer
 from ingest.services import push_receive
+from integration_service.openapi import problem_responses
 
 
 class PushView(APIView):
     """POST externals/push: store the CRM's record verbatim and upsert its project (201 created, 200 updated)."""
 
+    operation_name = "push"
+
     parser_classes = [StrictJSONParser]
 
+    @extend_schema(
+        summary="Push a project record from the CRM",
+        request=PushSerializer,
+        responses={
+            201: PushResponseSerializer,
+            200: PushResponseSerializer,
+            **problem_responses(400, 401, 403, 413, 415, 429),
+        },
+    )
     def post(self, request: Request, environment: str) -> Response:
         body = request.body  # read before request.data, so the verbatim bytes stay available
         serializer = PushSerializer(data=request.data)

@@ -2,6 +2,7 @@ import logging
 from collections.abc import Callable
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 
 from integration_service.problems import problem_response
@@ -16,7 +17,8 @@ def is_api_path(path: str) -> bool:
 
 
 class ApiProblemMiddleware:
-    """Keeps API routes JSON whatever happens: refuses oversized bodies unread, and turns crashes into 500 problems.
+    """Keeps API routes JSON whatever happens: refuses oversized bodies unread, turns a database outage into
+    503 and any other crash into 500, as problems.
 
     Django's own 500 page (or the DEBUG traceback page) never reaches a partner's CRM.
     """
@@ -43,5 +45,13 @@ class ApiProblemMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not is_api_path(request.path):
             return None
+        if isinstance(exception, OperationalError | InterfaceError):
+            # The database is down or restarting: nothing was stored, and trying again shortly will work.
+            logger.warning("Database unavailable on %s %s: %s", request.method, request.path, exception)
+            response = problem_response(
+                503, "The service is briefly unavailable; nothing was stored. Try again shortly.", code="unavailable"
+            )
+            response["Retry-After"] = str(settings.UNAVAILABLE_RETRY_AFTER_SECONDS)
+            return response
         logger.exception("Unhandled error on %s %s", request.method, request.path, exc_info=exception)
         return problem_response(500, "The service failed to handle this request; it has been logged.", code="error")

@@ -4,6 +4,7 @@ Body: {"type", "title", "status", "detail", "code"} plus "errors": [{"field", "m
 """
 
 import logging
+import math
 from http import HTTPStatus
 from typing import Any
 
@@ -87,7 +88,7 @@ def problem_exception_handler(exc: Exception, context: dict) -> Response | None:
         if getattr(exc, "auth_header", None):
             headers["WWW-Authenticate"] = exc.auth_header
         if getattr(exc, "wait", None) is not None:
-            headers["Retry-After"] = str(int(exc.wait))
+            headers["Retry-After"] = str(max(1, math.ceil(exc.wait)))
     else:
         return None  # ApiProblemMiddleware turns it into a logged 500
     set_rollback()

@@ -50,6 +50,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "partners",
     "projects",
     "ingest",
@@ -138,7 +140,28 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "EXCEPTION_HANDLER": "integration_service.problems.problem_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "integration_service.openapi.EnvironmentAutoSchema",
+    "DEFAULT_THROTTLE_CLASSES": ["partners.throttling.ClientIdRateThrottle"],
     "UNAUTHENTICATED_USER": None,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Partner Project Data Integration Service",
+    "DESCRIPTION": (
+        "Push project records from an EPC partner's CRM and pull normalized projects back. Production lives under "
+        "/api/v1/, the sandbox under /sandbox/api/v1/; both have the same endpoints. Log in first, then send the "
+        "bearer token and your ClientID on every call. Errors are application/problem+json."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SERVE_AUTHENTICATION": [],
+    "SCHEMA_PATH_PREFIX": r"/(?:sandbox/)?api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "PREPROCESSING_HOOKS": ["integration_service.openapi.canonical_paths"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 SIMPLE_JWT = {
@@ -152,8 +175,14 @@ SIMPLE_JWT = {
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
 LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 300)
 
+# Requests per ClientID per minute before 429 (0 turns the limit off).
+CLIENT_ID_RATE_LIMIT_PER_MINUTE = env_int("CLIENT_ID_RATE_LIMIT_PER_MINUTE", 1200)
+
 # How often a ClientID's "last used" time is written at most (saves a write per request).
 CLIENT_ID_LAST_USED_RESOLUTION_SECONDS = env_int("CLIENT_ID_LAST_USED_RESOLUTION_SECONDS", 60)
+
+# Retry-After of the 503 answered while the database is unreachable.
+UNAVAILABLE_RETRY_AFTER_SECONDS = env_int("UNAVAILABLE_RETRY_AFTER_SECONDS", 2)
 
 PUSH_MAX_BODY_BYTES = env_int("PUSH_MAX_BODY_BYTES", 1024 * 1024)
 PUSH_MAX_DEPTH = env_int("PUSH_MAX_DEPTH", 32)

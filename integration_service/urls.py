@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from ingest.views import PushView
 from integration_service.views import api_not_found
@@ -20,6 +21,8 @@ api_patterns = [
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/v1/", include((api_patterns, "api"), namespace="production"), {"environment": Environment.PRODUCTION}),
     path("sandbox/api/v1/", include((api_patterns, "api"), namespace="sandbox"), {"environment": Environment.SANDBOX}),
     re_path(r"^(?:api|sandbox)(?:/.*)?$", api_not_found),

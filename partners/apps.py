@@ -4,3 +4,6 @@ from django.apps import AppConfig
 class PartnersConfig(AppConfig):
     name = "partners"
     verbose_name = "Partners and credentials"
+
+    def ready(self) -> None:
+        import integration_service.openapi  # noqa: F401  (registers the OpenAPI authentication scheme)

@@ -67,3 +67,11 @@ class ProjectPageQuerySerializer(serializers.Serializer):
     def __init__(self, *args, max_limit: int, default_limit: int, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["limit"] = serializers.IntegerField(min_value=1, max_value=max_limit, default=default_limit)
+
+
+class ProjectPageSerializer(serializers.Serializer):
+    items = ProjectSerializer(many=True)
+    page = serializers.IntegerField()
+    limit = serializers.IntegerField()
+    total = serializers.IntegerField(help_text="Projects matching the filters, over all pages.")
+    totalPages = serializers.IntegerField()

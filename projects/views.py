@@ -1,17 +1,46 @@
 from django.conf import settings
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from integration_service.openapi import problem_responses
 from projects.pagination import page_of
 from projects.selectors import project_get, project_list
-from projects.serializers import ProjectPageQuerySerializer, ProjectSerializer
+from projects.serializers import ProjectPageQuerySerializer, ProjectPageSerializer, ProjectSerializer
+
+DATE_FILTER_DESCRIPTION = (
+    "gt:{date}, lt:{date}, eq:{date} or btw:{date1}_{date2}. A date is YYYY-MM-DD (a whole UTC day) or an "
+    "ISO 8601 date-time (no offset means UTC)."
+)
+DATE_FILTER_PATTERN = r"^(?:gt|lt|eq|btw):\S+$"
+LIST_PARAMETERS = [
+    OpenApiParameter("page", {"type": "integer", "minimum": 1, "default": 1}, description="Page number, from 1."),
+    OpenApiParameter(
+        "limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}, description="Projects per page."
+    ),
+    OpenApiParameter("submittedDate", str, description=DATE_FILTER_DESCRIPTION, pattern=DATE_FILTER_PATTERN),
+    OpenApiParameter("updatedDate", str, description=DATE_FILTER_DESCRIPTION, pattern=DATE_FILTER_PATTERN),
+    OpenApiParameter(
+        "ordering",
+        str,
+        description="Sort order; the default is newest updatedDate first.",
+        enum=["updatedDate", "-updatedDate", "submittedDate", "-submittedDate"],
+    ),
+]
 
 
 class ProjectListView(APIView):
     """GET integration/projects: the partner's projects, paged, filtered by submittedDate / updatedDate."""
 
+    operation_name = "list_projects"
+
+    @extend_schema(
+        summary="List projects",
+        parameters=LIST_PARAMETERS,
+        responses={200: ProjectPageSerializer, **problem_responses(400, 401, 403, 429)},
+    )
     def get(self, request: Request, environment: str) -> Response:
         paging = ProjectPageQuerySerializer(
             data=request.query_params,
@@ -35,6 +64,13 @@ class ProjectListView(APIView):
 class ProjectDetailView(APIView):
     """GET integration/projects/{id}: one project by its UUID."""
 
+    operation_name = "get_project"
+
+    @extend_schema(
+        summary="Get one project",
+        parameters=[OpenApiParameter("project_id", str, OpenApiParameter.PATH, description="The project's UUID.")],
+        responses={200: ProjectSerializer, **problem_responses(401, 403, 404, 429)},
+    )
     def get(self, request: Request, environment: str, project_id: str) -> Response:
         project = project_get(partner=request.client_id.partner, environment=environment, project_id=project_id)
         if project is None:

@@ -3,6 +3,7 @@
 from http import HTTPStatus
 
 import pytest
+from django.db import InterfaceError, OperationalError
 from django.test import override_settings
 from rest_framework.test import APIClient
 
@@ -88,3 +89,23 @@ def test_admin_pages_stay_html(admin_client):
 
     assert response.status_code == HTTPStatus.OK
     assert response["Content-Type"].startswith("text/html")
+
+
+@pytest.mark.parametrize("error", [OperationalError("connection refused"), InterfaceError("connection already closed")])
+def test_a_database_outage_is_a_503_problem_with_retry_after(sandbox_client, monkeypatch, error):
+    def unavailable(**kwargs):
+        raise error
+
+    monkeypatch.setattr("projects.views.project_list", unavailable)
+
+    response = sandbox_client.get(url(SANDBOX, "project-list"))
+
+    assert response.status_code == HTTPStatus.SERVICE_UNAVAILABLE
+    assert response["Retry-After"] == "2"
+    assert response.json() == {
+        "type": "about:blank",
+        "title": "Service Unavailable",
+        "status": 503,
+        "detail": "The service is briefly unavailable; nothing was stored. Try again shortly.",
+        "code": "unavailable",
+    }

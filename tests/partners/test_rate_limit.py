@@ -1,0 +1,67 @@
+from http import HTTPStatus
+
+import pytest
+from django.core.cache import caches
+from django.test import override_settings
+
+from partners.models import ClientId
+from partners.services import client_id_issue
+from tests.conftest import SANDBOX, url
+
+pytestmark = pytest.mark.django_db
+
+REDIS_URL = "redis://127.0.0.1:6379/15"
+
+
+@override_settings(CLIENT_ID_RATE_LIMIT_PER_MINUTE=3)
+def test_requests_over_the_limit_are_429_with_retry_after(sandbox_client):
+    statuses = [sandbox_client.get(url(SANDBOX, "project-list")).status_code for _ in range(3)]
+    throttled = sandbox_client.post(url(SANDBOX, "push"), {"id": "1", "data": {}}, format="json")
+
+    assert statuses == [200, 200, 200]
+    assert throttled.status_code == HTTPStatus.TOO_MANY_REQUESTS
+    assert throttled["Content-Type"] == "application/problem+json"
+    assert 1 <= int(throttled["Retry-After"]) <= 60
+    assert throttled.json()["code"] == "throttled"
+
+
+@override_settings(CLIENT_ID_RATE_LIMIT_PER_MINUTE=2)
+def test_each_client_id_has_its_own_allowance(client_for, user, partner, sandbox_client):
+    _, second_key = client_id_issue(partner=partner, environment=SANDBOX)
+    second = client_for(user, SANDBOX, second_key)
+    for _ in range(2):
+        sandbox_client.get(url(SANDBOX, "project-list"))
+
+    assert sandbox_client.get(url(SANDBOX, "project-list")).status_code == HTTPStatus.TOO_MANY_REQUESTS
+    assert second.get(url(SANDBOX, "project-list")).status_code == HTTPStatus.OK
+
+
+@override_settings(CLIENT_ID_RATE_LIMIT_PER_MINUTE=0)
+def test_a_limit_of_zero_turns_it_off(sandbox_client):
+    assert all(sandbox_client.get(url(SANDBOX, "project-list")).status_code == 200 for _ in range(5))
+
+
+@pytest.fixture
+def redis_cache():
+    redis = pytest.importorskip("redis")
+    try:
+        redis.Redis.from_url(REDIS_URL).ping()
+    except redis.ConnectionError:
+        pytest.skip("Redis is not running on 127.0.0.1:6379 (.ci/run starts it)")
+    settings = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    with override_settings(CACHES=settings):
+        caches["default"].clear()
+        yield redis.Redis.from_url(REDIS_URL)
+        caches["default"].clear()
+
+
+@override_settings(CLIENT_ID_RATE_LIMIT_PER_MINUTE=5)
+def test_with_redis_the_count_lives_in_the_shared_cache(redis_cache, sandbox_client, partner):
+    for _ in range(5):
+        assert sandbox_client.get(url(SANDBOX, "project-list")).status_code == HTTPStatus.OK
+
+    client_id = ClientId.objects.get(partner=partner)
+    keys = [key.decode() for key in redis_cache.keys(f"*rate:client-id:{client_id.pk}:*")]
+    assert len(keys) == 1
+    assert int(redis_cache.get(keys[0])) == 5
+    assert sandbox_client.get(url(SANDBOX, "project-list")).status_code == HTTPStatus.TOO_MANY_REQUESTS
