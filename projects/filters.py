@@ -8,9 +8,10 @@ from projects.models import Project
 
 class DateExpressionField(forms.CharField):
     def clean(self, value: str | None) -> InstantRange | None:
-        value = super().clean(value)
-        if not value:
+        if value is None:  # the parameter is absent
             return None
+        if not value.strip():
+            raise forms.ValidationError("Give an operator and a date, e.g. gt:2026-01-31, or leave the parameter out.")
         try:
             return parse_date_filter(value)
         except DateFilterError as error:

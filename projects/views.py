@@ -43,7 +43,7 @@ class ProjectListView(APIView):
     )
     def get(self, request: Request, environment: str) -> Response:
         paging = ProjectPageQuerySerializer(
-            data=request.query_params,
+            data=request.query_params.dict(),  # a plain dict, so "page=" is an invalid value, not a missing one
             max_limit=settings.PROJECT_PAGE_SIZE_MAX,
             default_limit=settings.PROJECT_PAGE_SIZE_DEFAULT,
         )

@@ -74,12 +74,6 @@ def test_page_past_the_end_is_empty_not_an_error(sandbox_client, partner, make_p
     assert response.json() == {"items": [], "page": 5, "limit": 10, "total": 1, "totalPages": 1}
 
 
-def test_empty_page_and_limit_mean_the_defaults(sandbox_client):
-    body = listing(sandbox_client, page="", limit="").json()
-
-    assert (body["page"], body["limit"]) == (1, 20)
-
-
 def test_limit_of_100_is_allowed(sandbox_client):
     assert listing(sandbox_client, limit=100).json()["limit"] == 100
 
@@ -90,6 +84,8 @@ def test_limit_of_100_is_allowed(sandbox_client):
         ({"page": "0"}, [{"field": "page", "message": "Ensure this value is greater than or equal to 1."}]),
         ({"page": "-1"}, [{"field": "page", "message": "Ensure this value is greater than or equal to 1."}]),
         ({"page": "two"}, [{"field": "page", "message": "A valid integer is required."}]),
+        ({"page": ""}, [{"field": "page", "message": "A valid integer is required."}]),
+        ({"limit": ""}, [{"field": "limit", "message": "A valid integer is required."}]),
         ({"limit": "0"}, [{"field": "limit", "message": "Ensure this value is greater than or equal to 1."}]),
         ({"limit": "101"}, [{"field": "limit", "message": "Ensure this value is less than or equal to 100."}]),
         ({"limit": "1.5"}, [{"field": "limit", "message": "A valid integer is required."}]),
@@ -109,6 +105,8 @@ def test_limit_of_100_is_allowed(sandbox_client):
         "page-0",
         "page-negative",
         "page-word",
+        "page-empty",
+        "limit-empty",
         "limit-0",
         "limit-101",
         "limit-decimal",
@@ -190,6 +188,7 @@ def test_ordering_by_either_date_in_either_direction(sandbox_client, boundary_pr
         ("updatedDate", "gt:03/10/2026", "'03/10/2026' is not a date (YYYY-MM-DD) or an ISO 8601 date-time."),
         ("updatedDate", "btw:2026-03-11_2026-03-10", "The first date of 'btw:' is after the second."),
         ("submittedDate", "eq:2026-02-30", "'2026-02-30' is not a valid date."),
+        ("updatedDate", "", "Give an operator and a date, e.g. gt:2026-01-31, or leave the parameter out."),
     ],
 )
 def test_bad_date_filter_is_400_naming_the_parameter(sandbox_client, param, value, message):
