@@ -46,10 +46,12 @@ class ApiProblemMiddleware:
         if not is_api_path(request.path):
             return None
         if isinstance(exception, OperationalError | InterfaceError):
-            # The database is down or restarting: nothing was stored, and trying again shortly will work.
+            # The database is down or restarting. A push may or may not have committed; repeating it is safe.
             logger.warning("Database unavailable on %s %s: %s", request.method, request.path, exception)
             response = problem_response(
-                503, "The service is briefly unavailable; nothing was stored. Try again shortly.", code="unavailable"
+                503,
+                "The database is briefly unreachable. Send the request again shortly; a push is safe to repeat.",
+                code="unavailable",
             )
             response["Retry-After"] = str(settings.UNAVAILABLE_RETRY_AFTER_SECONDS)
             return response

@@ -106,6 +106,6 @@ def test_a_database_outage_is_a_503_problem_with_retry_after(sandbox_client, mon
         "type": "about:blank",
         "title": "Service Unavailable",
         "status": 503,
-        "detail": "The service is briefly unavailable; nothing was stored. Try again shortly.",
+        "detail": "The database is briefly unreachable. Send the request again shortly; a push is safe to repeat.",
         "code": "unavailable",
     }

@@ -1,0 +1,181 @@
+"""The database goes away while pushes flow: 503 during the outage, recovery without help, no acknowledged push lost.
+
+gunicorn runs as a real server, reaching PostgreSQL through a TCP proxy that the test cuts (every open connection
+dropped, new ones refused) and restores, as a restart or a network blip would.
+"""
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from projects.models import Project
+from tests.conftest import SANDBOX, token_for, url
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL behind a proxy"),
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class CuttableProxy:
+    """Forwards TCP to PostgreSQL until cut(); while cut, open connections are dropped and new ones closed."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.cut_off = threading.Event()
+        self.sockets: set[socket.socket] = set()
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            if self.cut_off.is_set():
+                client.close()
+                continue
+            upstream = socket.create_connection(self.target)
+            with self.lock:
+                self.sockets.update((client, upstream))
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while chunk := source.recv(65536):
+                sink.sendall(chunk)
+        except OSError:
+            pass
+        for sock in (source, sink):
+            self._close(sock)
+
+    def _close(self, sock: socket.socket) -> None:
+        with self.lock:
+            self.sockets.discard(sock)
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+        sock.close()
+
+    def cut(self) -> None:
+        self.cut_off.set()
+        with self.lock:
+            open_sockets = list(self.sockets)
+        for sock in open_sockets:
+            self._close(sock)
+
+    def restore(self) -> None:
+        self.cut_off.clear()
+
+    def close(self) -> None:
+        self.cut()
+        self.listener.close()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def proxy():
+    database = settings.DATABASES["default"]
+    proxy = CuttableProxy((database["HOST"] or "127.0.0.1", int(database["PORT"] or 5432)))
+    yield proxy
+    proxy.close()
+
+
+@pytest.fixture
+def server(proxy):
+    database = settings.DATABASES["default"]
+    port = free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{database['USER']}@127.0.0.1:{proxy.port}/{database['NAME']}",
+        "DEBUG": "0",
+        "SECRET_KEY": settings.SECRET_KEY,
+        "JWT_SIGNING_KEY": settings.SIMPLE_JWT["SIGNING_KEY"],
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "CLIENT_ID_RATE_LIMIT_PER_MINUTE": "0",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "integration_service.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(base + "/api/v1/schema/", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.1)
+    yield base
+    process.terminate()
+    process.wait(timeout=10)
+
+
+def test_pushes_during_an_outage_get_503_and_every_acknowledged_push_survives(server, proxy, user, sandbox_key):
+    headers = {
+        "Authorization": f"Bearer {token_for(user, SANDBOX)}",
+        "ClientID": sandbox_key,
+        "Content-Type": "application/json",
+    }
+    outcomes: list[tuple[str, int, str]] = []
+    stop = threading.Event()
+
+    def send(worker: int) -> None:
+        number = 0
+        while not stop.is_set() and number < 2000:
+            external_id = f"W{worker}-{number}"
+            number += 1
+            body = json.dumps({"id": external_id, "data": {"n": number}}).encode()
+            request = urllib.request.Request(server + url(SANDBOX, "push"), body, headers, method="POST")
+            try:
+                with urllib.request.urlopen(request, timeout=10) as response:
+                    outcomes.append((external_id, response.status, response.headers["Content-Type"]))
+            except urllib.error.HTTPError as error:
+                outcomes.append((external_id, error.code, error.headers["Content-Type"]))
+                time.sleep(0.05)
+
+    workers = [threading.Thread(target=send, args=(worker,)) for worker in range(4)]
+    for worker in workers:
+        worker.start()
+    time.sleep(1.5)
+    proxy.cut()
+    time.sleep(2)
+    proxy.restore()
+    time.sleep(2.5)
+    stop.set()
+    for worker in workers:
+        worker.join(timeout=30)
+
+    statuses = {status for _, status, _ in outcomes}
+    assert statuses <= {200, 201, 503}, statuses
+    assert 503 in statuses, "the outage was not noticed"
+    assert all(ctype == "application/problem+json" for _, status, ctype in outcomes if status == 503)
+    assert all(status == 201 for _, status, _ in outcomes[-20:]), "the service did not recover by itself"
+    acknowledged = {external_id for external_id, status, _ in outcomes if status in (200, 201)}
+    stored = set(Project.objects.filter(external_id__in=acknowledged).values_list("external_id", flat=True))
+    assert stored == acknowledged
