@@ -4,6 +4,7 @@ None means empty: null, absent, "", whitespace, an empty list or object (and "0"
 A value that cannot be read as its type raises ConversionError with a reason a partner can act on.
 """
 
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -194,12 +195,17 @@ def convert_phone(value: Any, options: dict) -> str:
     return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
 
 
+@functools.lru_cache(maxsize=1024)
+def _enum_table(values: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    return {source_value.strip().lower(): canonical for source_value, canonical in values}
+
+
 def convert_enum(value: Any, options: dict) -> str:
     text = convert_string(value, options)
-    for source_value, canonical in options["values"].items():
-        if source_value.strip().lower() == text.lower():
-            return canonical
-    raise ConversionError(f"'{text}' is not one of the mapped values")
+    canonical = _enum_table(tuple(options["values"].items())).get(text.lower())
+    if canonical is None:
+        raise ConversionError(f"'{text}' is not one of the mapped values")
+    return canonical
 
 
 CONVERTERS: dict[str, Callable[[Any, dict], Any]] = {

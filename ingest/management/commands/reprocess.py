@@ -14,7 +14,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("slug")
         parser.add_argument("--env", choices=Environment.values, help="Only this environment (default: both).")
-        parser.add_argument("--batch-size", type=int, default=500)
+        parser.add_argument("--batch-size", type=int, default=1000)
 
     def handle(self, *args, slug: str, env: str | None, batch_size: int, **options) -> None:
         partner = partner_or_error(slug)

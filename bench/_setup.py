@@ -1,0 +1,42 @@
+"""Shared set-up for the benchmarks: Django on the database of DATABASE_URL (a PostgreSQL one, see README)."""
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "integration_service.settings")
+os.environ.setdefault("DEBUG", "0")  # DEBUG would keep every query in memory
+os.environ.setdefault("SECRET_KEY", "benchmarks-only")
+
+import django  # noqa: E402
+
+django.setup()
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def hubspot_like_record(number: int) -> dict:
+    """A HubSpot-shaped deal, the shape the demo mapping document reads."""
+    return {
+        "properties": {
+            "dealname": f"Residence {number} PV",
+            "dealstage": ("closedwon", "presentationscheduled", "appointmentscheduled")[number % 3],
+            "firstname": f"First{number}",
+            "lastname": f"Last{number}",
+            "email": f"Customer.{number}@Example.com",
+            "phone": f"(503) 421-{number % 10000:04d}",
+            "city": "Portland",
+            "state": "OR",
+            "system_size_w": str(4000 + number % 9000),
+            "panel_count": str(10 + number % 30),
+            "amount": f"{15000 + number % 30000}.00",
+            "closedate": str(1704067200000 + number * 86400),
+            "hs_object_id": str(900000 + number),
+            "notes_last_contacted": "",
+        }
+    }
