@@ -13,6 +13,7 @@ from ingest.selectors import mapping_rules_for_partner
 from partners.models import ClientId, Partner, User
 from projects.canonical import CANONICAL_ATTNAMES
 from projects.models import Project
+from projects.totals import projects_changed
 
 NORMALIZED_ATTNAMES = (*CANONICAL_ATTNAMES, "mapping_status", "issues")
 
@@ -77,6 +78,8 @@ def push_receive(
         if changed:
             project.updated_date = timezone.now()
             project.save(update_fields=["source_data", "updated_date", *NORMALIZED_ATTNAMES])
+    if changed:
+        projects_changed(partner_id=partner.pk, environment=environment, created=created)
     RawPush.objects.create(
         partner=partner,
         environment=environment,
@@ -142,7 +145,7 @@ def projects_reprocess(
     last_id = None
     while True:
         with transaction.atomic():
-            batch_query = projects.order_by("id").only("id", "source_data", *NORMALIZED_ATTNAMES)
+            batch_query = projects.order_by("id").only("id", "environment", "source_data", *NORMALIZED_ATTNAMES)
             if last_id is not None:
                 batch_query = batch_query.filter(id__gt=last_id)
             batch = list(batch_query.select_for_update()[:batch_size])
@@ -155,6 +158,8 @@ def projects_reprocess(
                     project.updated_date = now
                     updated.append(project)
             _projects_write(updated, ["updated_date", *NORMALIZED_ATTNAMES])
+            for environment in {project.environment for project in updated}:
+                projects_changed(partner_id=partner.pk, environment=environment, created=False)
         last_id = batch[-1].id
         done += len(batch)
         changed += len(updated)

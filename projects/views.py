@@ -9,6 +9,7 @@ from integration_service.openapi import problem_responses
 from projects.pagination import page_of
 from projects.selectors import project_get, project_list
 from projects.serializers import ProjectPageQuerySerializer, ProjectPageSerializer, ProjectSerializer
+from projects.totals import project_total
 
 DATE_FILTER_DESCRIPTION = (
     "gt:{date}, lt:{date}, eq:{date} or btw:{date1}_{date2}. A date is YYYY-MM-DD (a whole UTC day) or an "
@@ -56,7 +57,13 @@ class ProjectListView(APIView):
             errors.update(invalid.detail)
         if errors:
             raise ValidationError(errors)  # every bad parameter at once, not one per round trip
-        page = page_of(projects, **paging.validated_data)
+        total = project_total(
+            projects,
+            partner_id=request.client_id.partner_id,
+            environment=environment,
+            filters=request.query_params.dict(),
+        )
+        page = page_of(projects, **paging.validated_data, total=total)
         page["items"] = ProjectSerializer(page["items"], many=True).data
         return Response(page)
 

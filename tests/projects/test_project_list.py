@@ -224,3 +224,43 @@ def test_list_items_have_the_same_shape_as_the_single_project(sandbox_client, pa
     single = sandbox_client.get(url(SANDBOX, "project-detail", project_id=str(project.pk))).json()
 
     assert item == single
+
+
+def test_totals_follow_every_change(sandbox_client, partner, django_capture_on_commit_callbacks):
+    from ingest.services import mapping_document_import, projects_reprocess
+
+    assert listing(sandbox_client).json()["total"] == 0
+
+    with django_capture_on_commit_callbacks(execute=True):
+        push = sandbox_client.post(url(SANDBOX, "push"), {"id": "T-1", "data": {"n": "x"}}, format="json").json()
+    assert listing(sandbox_client).json()["total"] == 1
+    after_push = {"updatedDate": f"gt:{push['updatedDate']}"}
+    assert listing(sandbox_client, **after_push).json()["total"] == 0
+
+    with django_capture_on_commit_callbacks(execute=True):
+        sandbox_client.post(url(SANDBOX, "push"), {"id": "T-1", "data": {"n": "y"}}, format="json")
+    assert listing(sandbox_client, **after_push).json()["total"] == 1
+    assert listing(sandbox_client).json()["total"] == 1
+
+    mapping_document_import(partner=partner, document={"fields": {"name": {"source": "n", "type": "string"}}})
+    after_update = {"updatedDate": f"gt:{listing(sandbox_client).json()['items'][0]['updatedDate']}"}
+    assert listing(sandbox_client, **after_update).json()["total"] == 0
+    with django_capture_on_commit_callbacks(execute=True):
+        projects_reprocess(partner=partner)
+    assert listing(sandbox_client, **after_update).json()["total"] == 1
+
+
+@pytest.mark.parametrize("limit", [1, 100])
+def test_listing_a_page_does_not_grow_with_the_page_size(
+    sandbox_client, partner, make_project, django_assert_num_queries, limit
+):
+    for number in range(120):
+        make_project(partner, external_id=f"Q{number}")
+    listing(sandbox_client, ordering="submittedDate")  # records the ClientID's use; other filters, other total
+
+    # token user, ClientID, count, page keys, page rows
+    with django_assert_num_queries(5):
+        assert len(listing(sandbox_client, limit=limit).json()["items"]) == limit
+    # the next page reuses the counted total
+    with django_assert_num_queries(4):
+        assert listing(sandbox_client, limit=limit, page=2).json()["page"] == 2
