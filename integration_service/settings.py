@@ -69,7 +69,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-ROOT_URLCONF = "integration_service.urls"
+ROOT_URLCONF = os.environ.get("ROOT_URLCONF", "integration_service.urls")  # bench/ mounts a baseline beside it
 WSGI_APPLICATION = "integration_service.wsgi.application"
 
 TEMPLATES = [

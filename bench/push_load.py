@@ -1,0 +1,119 @@
+"""Push throughput and latency under concurrent load, beside a baseline that only upserts one row.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/integration_bench_push .venv/bin/python bench/push_load.py
+
+gunicorn serves the service (and bench/urls.py's baseline) on PostgreSQL; wrk drives each endpoint with the same
+HubSpot-shaped bodies from 8 connections. Prints requests/s, p50 and p99 for both, and push as a share of baseline.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+
+import _setup
+from django.core.management import call_command
+from django.db import connection
+from rest_framework_simplejwt.tokens import AccessToken
+
+from ingest.demo import DEMO_MAPPING_DOCUMENT
+from ingest.services import mapping_document_import
+from partners.models import Partner, User
+from partners.services import client_id_issue
+
+LUA = str(_setup.ROOT / "bench" / "push.lua")
+
+
+def wrk(url: str, *, seconds: int, connections: int, env: dict) -> dict:
+    output = subprocess.run(
+        ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", LUA, url],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+    def millis(label: str) -> float:
+        value, unit = re.search(rf"^\s+{label}\s+([\d.]+)(us|ms|s)\s*$", output, re.M).groups()
+        return float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
+
+    non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    return {
+        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),
+        "p50": millis("50%"),
+        "p99": millis("99%"),
+        "errors": int(non_2xx.group(1)) if non_2xx else 0,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=int, default=20)
+    parser.add_argument("--connections", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--port", type=int, default=8791)
+    args = parser.parse_args()
+
+    call_command("migrate", verbosity=0)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TABLE IF NOT EXISTS bench_baseline "
+            "(external_id text PRIMARY KEY, data jsonb, updated_at timestamptz)"
+        )
+    partner, _ = Partner.objects.get_or_create(slug="bench-push", defaults={"name": "Bench Push"})
+    mapping_document_import(partner=partner, document=DEMO_MAPPING_DOCUMENT)
+    user, _ = User.objects.get_or_create(email="bench-push@example.com", defaults={"partner": partner})
+    _, key = client_id_issue(partner=partner, environment="sandbox", label="bench")
+    token = AccessToken.for_user(user)
+    token["env"] = "sandbox"
+
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "integration_service.wsgi",
+            "--bind",
+            f"127.0.0.1:{args.port}",
+            "--workers",
+            str(args.workers),
+        ],
+        cwd=_setup.ROOT,
+        env={**os.environ, "ROOT_URLCONF": "bench.urls", "CLIENT_ID_RATE_LIMIT_PER_MINUTE": "0"},
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        base = f"http://127.0.0.1:{args.port}"
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(base + "/api/v1/schema/", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        push_env = {"BENCH_TOKEN": str(token), "BENCH_CLIENT_ID": key}
+        targets = {
+            "baseline upsert": (base + "/bench/baseline-upsert", {}),
+            "push": (base + "/sandbox/api/v1/externals/push", push_env),
+        }
+        for url, env in targets.values():  # warm up: connections, caches, and the 20,000 rows to update
+            wrk(url, seconds=5, connections=args.connections, env=env)
+        results = {
+            name: wrk(url, seconds=args.seconds, connections=args.connections, env=env)
+            for name, (url, env) in targets.items()
+        }
+    finally:
+        server.terminate()
+
+    setup = f"gunicorn {args.workers} sync workers, {os.cpu_count()} cores"
+    print(f"\n{args.connections} connections, {args.seconds} s each, {setup}")
+    print(f"{'endpoint':18s} {'req/s':>8s} {'p50 ms':>8s} {'p99 ms':>8s} {'non-2xx':>8s}")
+    for name, result in results.items():
+        print(f"{name:18s} {result['rps']:8.0f} {result['p50']:8.2f} {result['p99']:8.2f} {result['errors']:8d}")
+    print(f"push / baseline throughput: {results['push']['rps'] / results['baseline upsert']['rps']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
