@@ -1,7 +1,7 @@
 from django.contrib import admin
-from django.http import HttpRequest
 
 from ingest.models import FieldMapping, RawPush
+from integration_service.admin import ReadOnlyAdminMixin
 
 
 @admin.register(FieldMapping)
@@ -13,7 +13,7 @@ class FieldMappingAdmin(admin.ModelAdmin):
 
 
 @admin.register(RawPush)
-class RawPushAdmin(admin.ModelAdmin):
+class RawPushAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """Raw pushes are evidence of what partners sent: readable, never editable."""
 
     list_display = ("received_at", "partner", "environment", "external_id", "created_project", "changed_project")
@@ -34,12 +34,3 @@ class RawPushAdmin(admin.ModelAdmin):
         "changed_project",
         "body",
     )
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: RawPush | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: RawPush | None = None) -> bool:
-        return False

@@ -1,11 +1,11 @@
 from django.contrib import admin
-from django.http import HttpRequest
 
+from integration_service.admin import ReadOnlyAdminMixin
 from projects.models import Project
 
 
 @admin.register(Project)
-class ProjectAdmin(admin.ModelAdmin):
+class ProjectAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """Projects are built by pushes and mappings; operators read them here and reprocess to change them."""
 
     list_display = ("external_id", "name", "partner", "environment", "mapping_status", "status", "updated_date")
@@ -14,12 +14,3 @@ class ProjectAdmin(admin.ModelAdmin):
     search_fields = ("external_id", "name")
     date_hierarchy = "updated_date"
     show_full_result_count = False
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Project | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Project | None = None) -> bool:
-        return False

@@ -1,5 +1,6 @@
 from collections.abc import Callable
 from datetime import datetime
+from http import HTTPStatus
 
 import pytest
 from django.core.cache import cache
@@ -16,6 +17,11 @@ PASSWORD = "correct horse battery staple"
 SANDBOX = Environment.SANDBOX
 PRODUCTION = Environment.PRODUCTION
 ROOTS = {SANDBOX: "sandbox", PRODUCTION: "production"}
+
+
+def problem(status: int, detail: str, code: str) -> dict:
+    """A problem+json body as the API answers errors (without validation `errors`)."""
+    return {"type": "about:blank", "title": HTTPStatus(status).phrase, "status": status, "detail": detail, "code": code}
 
 
 def url(environment: str, name: str, **kwargs) -> str:

@@ -11,7 +11,7 @@ from rest_framework_simplejwt.tokens import AccessToken
 
 from partners.models import ClientId
 from partners.services import client_id_issue, client_id_revoke, partner_revoke_production_clearance
-from tests.conftest import PASSWORD, PRODUCTION, SANDBOX, token_for, url
+from tests.conftest import PASSWORD, PRODUCTION, SANDBOX, problem, token_for, url
 
 pytestmark = pytest.mark.django_db
 
@@ -29,16 +29,12 @@ def call(client: APIClient, method: str, environment: str, name: str, kwargs: di
     return client.get(path)
 
 
-def problem(status: int, title: str, detail: str, code: str) -> dict:
-    return {"type": "about:blank", "title": title, "status": status, "detail": detail, "code": code}
-
-
 def unauthorized(detail: str, code: str) -> dict:
-    return problem(401, "Unauthorized", detail, code)
+    return problem(401, detail, code)
 
 
 def forbidden(detail: str) -> dict:
-    return problem(403, "Forbidden", detail, "client_id_rejected")
+    return problem(403, detail, "client_id_rejected")
 
 
 def client_with(headers: dict) -> APIClient:

@@ -6,17 +6,11 @@ from rest_framework.test import APIClient
 from rest_framework_simplejwt.tokens import AccessToken
 
 from partners.models import User
-from tests.conftest import PASSWORD, PRODUCTION, SANDBOX, url
+from tests.conftest import PASSWORD, PRODUCTION, SANDBOX, problem, url
 
 pytestmark = pytest.mark.django_db
 
-WRONG_CREDENTIALS = {
-    "type": "about:blank",
-    "title": "Unauthorized",
-    "status": 401,
-    "detail": "The e-mail or password is wrong.",
-    "code": "invalid_credentials",
-}
+WRONG_CREDENTIALS = problem(401, "The e-mail or password is wrong.", "invalid_credentials")
 
 
 def login(environment: str, body, **kwargs):

@@ -6,17 +6,11 @@ from http import HTTPStatus
 import pytest
 
 from projects.canonical import CANONICAL_FIELDS
-from tests.conftest import PRODUCTION, SANDBOX, url
+from tests.conftest import PRODUCTION, SANDBOX, problem, url
 
 pytestmark = pytest.mark.django_db
 
-NOT_FOUND = {
-    "type": "about:blank",
-    "title": "Not Found",
-    "status": 404,
-    "detail": "No project with this id exists for your partner in this environment.",
-    "code": "not_found",
-}
+NOT_FOUND = problem(404, "No project with this id exists for your partner in this environment.", "not_found")
 
 
 def test_project_is_returned_with_envelope_every_canonical_field_and_source_data(sandbox_client, partner, make_project):
