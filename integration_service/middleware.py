@@ -27,12 +27,22 @@ class ApiProblemMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if is_api_path(request.path) and self._declared_length(request) > settings.PUSH_MAX_BODY_BYTES:
-            return problem_response(
-                413,
-                f"The request body is larger than the limit of {settings.PUSH_MAX_BODY_BYTES} bytes.",
-                code="payload_too_large",
-            )
+        if is_api_path(request.path):
+            if self._declared_length(request) > settings.PUSH_MAX_BODY_BYTES:
+                return problem_response(
+                    413,
+                    f"The request body is larger than the limit of {settings.PUSH_MAX_BODY_BYTES} bytes.",
+                    code="payload_too_large",
+                )
+            if "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower() and not request.META.get(
+                "CONTENT_LENGTH"
+            ):
+                # Under WSGI a chunked body without Content-Length reads as empty; say so instead of losing it.
+                return problem_response(
+                    411,
+                    "Send the body with a Content-Length header (chunked bodies are not read).",
+                    code="length_required",
+                )
         return self.get_response(request)
 
     @staticmethod

@@ -109,3 +109,17 @@ def test_a_database_outage_is_a_503_problem_with_retry_after(sandbox_client, mon
         "detail": "The database is briefly unreachable. Send the request again shortly; a push is safe to repeat.",
         "code": "unavailable",
     }
+
+
+def test_a_chunked_body_without_content_length_is_411_not_an_empty_push(sandbox_client):
+    response = sandbox_client.generic(
+        "POST",
+        url(SANDBOX, "push"),
+        b'{"id": "1", "data": {}}',
+        content_type="application/json",
+        HTTP_TRANSFER_ENCODING="chunked",
+        CONTENT_LENGTH="",
+    )
+
+    assert response.status_code == HTTPStatus.LENGTH_REQUIRED
+    assert response.json()["code"] == "length_required"
