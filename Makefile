@@ -26,6 +26,8 @@ run: $(VENV)/.installed
 	$(BIN)/python manage.py migrate --no-input
 	$(BIN)/python manage.py collectstatic --no-input --verbosity 0
 	$(BIN)/python manage.py seed_demo --base-url http://127.0.0.1:$(PORT)
+	@# One background worker (reprocessing from the admin) beside gunicorn; it stops when gunicorn does.
+	$(BIN)/python manage.py db_worker & WORKER=$$!; trap 'kill $$WORKER 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/gunicorn integration_service.wsgi --bind 127.0.0.1:$(PORT) --workers $(WORKERS) --access-logfile -
 
 test: $(VENV)/.installed-test

@@ -1,7 +1,12 @@
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
+from django.http import HttpRequest, HttpResponseRedirect
+from django.urls import reverse
+from django.utils.html import format_html
 
-from ingest.models import FieldMapping, RawPush
-from integration_service.admin import ReadOnlyAdminMixin
+from ingest.models import FieldMapping, RawPush, ReprocessRun
+from ingest.services import reprocess_run_request
+from integration_service.admin import ReadOnlyAdminMixin, adopt_saved
 
 
 @admin.register(FieldMapping)
@@ -34,3 +39,44 @@ class RawPushAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "changed_project",
         "body",
     )
+
+
+@admin.register(ReprocessRun)
+class ReprocessRunAdmin(admin.ModelAdmin):
+    """Adding a run starts it in the background; its page shows the progress until it is done."""
+
+    list_display = ("requested_at", "partner", "environment", "status", "progress", "changed", "requested_by")
+    list_filter = ("status", "partner")
+    list_select_related = ("partner", "requested_by")
+    fields = ("partner", "environment")
+    readonly_fields = ("status", "progress", "changed", "requested_by", "requested_at", "finished_at", "error")
+
+    def get_fields(self, request: HttpRequest, obj: ReprocessRun | None = None) -> tuple[str, ...]:
+        return self.fields if obj is None else self.fields + self.readonly_fields
+
+    def get_readonly_fields(self, request: HttpRequest, obj: ReprocessRun | None = None) -> tuple[str, ...]:
+        return () if obj is None else self.fields + self.readonly_fields
+
+    @admin.display(description="Progress")
+    def progress(self, run: ReprocessRun) -> str:
+        if run.status == ReprocessRun.Status.QUEUED:
+            return "waiting for a worker"
+        return format_html(
+            '<progress value="{}" max="{}"></progress> {} of {}', run.done, run.total or 1, run.done, run.total
+        )
+
+    def save_model(self, request: HttpRequest, obj: ReprocessRun, form: forms.ModelForm, change: bool) -> None:
+        run = reprocess_run_request(partner=obj.partner, environment=obj.environment, requested_by=request.user)
+        adopt_saved(obj, run)
+        self.message_user(
+            request, "Reprocessing runs in the background; this page follows its progress.", messages.INFO
+        )
+
+    def response_add(self, request: HttpRequest, obj: ReprocessRun, post_url_continue: str | None = None):
+        return HttpResponseRedirect(reverse("admin:ingest_reprocessrun_change", args=[obj.pk]))
+
+    def has_change_permission(self, request: HttpRequest, obj: ReprocessRun | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: ReprocessRun | None = None) -> bool:
+        return False

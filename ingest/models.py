@@ -92,3 +92,40 @@ class RawPush(models.Model):
 
     def __str__(self) -> str:
         return f"push {self.external_id} at {self.received_at:%Y-%m-%d %H:%M:%S}"
+
+
+class ReprocessRun(models.Model):
+    """One reprocessing of a partner's projects, asked for by an operator and carried out by a background worker."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    partner = models.ForeignKey(Partner, on_delete=models.CASCADE, related_name="reprocess_runs")
+    environment = models.CharField(
+        max_length=10, choices=Environment.choices, blank=True, help_text="Leave empty for both environments."
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, editable=False)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, editable=False, on_delete=models.SET_NULL, related_name="+"
+    )
+    requested_at = models.DateTimeField(default=timezone.now, editable=False)
+    started_at = models.DateTimeField(null=True, editable=False)
+    finished_at = models.DateTimeField(null=True, editable=False)
+    total = models.PositiveIntegerField(default=0, editable=False)
+    done = models.PositiveIntegerField(default=0, editable=False)
+    changed = models.PositiveIntegerField(default=0, editable=False)
+    error = models.TextField(blank=True, editable=False)
+
+    class Meta:
+        ordering = ["-requested_at"]
+
+    def __str__(self) -> str:
+        scope = self.get_environment_display() or "both environments"
+        return f"Reprocess {self.partner} ({scope}) at {self.requested_at:%Y-%m-%d %H:%M}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in {self.Status.QUEUED, self.Status.RUNNING}

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from ingest.mapping_documents import parse_mapping_document
 from ingest.merge_patch import merge_patch
-from ingest.models import FieldMapping, RawPush
+from ingest.models import FieldMapping, RawPush, ReprocessRun
 from ingest.normalization import FieldRule, NormalizationResult, normalize
 from ingest.selectors import mapping_rules_for_partner
 from partners.models import ClientId, Partner, User
@@ -166,6 +166,43 @@ def projects_reprocess(
         if on_progress:
             on_progress(done, total)
     return ReprocessSummary(total=done, changed=changed)
+
+
+def reprocess_run_request(*, partner: Partner, environment: str = "", requested_by: User | None) -> ReprocessRun:
+    """Queue a background reprocessing of the partner's projects; the worker picks it up once this commits."""
+    from ingest.tasks import reprocess_partner_projects  # the task module imports this one
+
+    run = ReprocessRun.objects.create(partner=partner, environment=environment, requested_by=requested_by)
+    transaction.on_commit(lambda: reprocess_partner_projects.enqueue(run_id=run.pk))
+    return run
+
+
+def reprocess_run_execute(*, run_id: int) -> ReprocessRun:
+    """Carry out a queued run, recording progress after every batch and a summary (or the error) at the end."""
+    run = ReprocessRun.objects.select_related("partner").get(pk=run_id)
+    if run.status in {ReprocessRun.Status.SUCCEEDED, ReprocessRun.Status.FAILED}:
+        return run
+    runs = ReprocessRun.objects.filter(pk=run_id)
+    runs.update(status=ReprocessRun.Status.RUNNING, started_at=timezone.now())
+    try:
+        summary = projects_reprocess(
+            partner=run.partner,
+            environment=run.environment or None,
+            on_progress=lambda done, total: runs.update(done=done, total=total),
+        )
+    except Exception as error:
+        runs.update(
+            status=ReprocessRun.Status.FAILED, finished_at=timezone.now(), error=f"{type(error).__name__}: {error}"
+        )
+        raise
+    runs.update(
+        status=ReprocessRun.Status.SUCCEEDED,
+        finished_at=timezone.now(),
+        total=summary.total,
+        done=summary.total,
+        changed=summary.changed,
+    )
+    return ReprocessRun.objects.get(pk=run_id)
 
 
 @transaction.atomic

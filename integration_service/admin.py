@@ -12,3 +12,10 @@ class ReadOnlyAdminMixin:
 
     def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
+
+
+def adopt_saved(target: object, saved: object) -> None:
+    """Give the admin's unsaved form instance the values of the row a service saved, so the admin's log entry and
+    redirect point at that row."""
+    for field in type(saved)._meta.concrete_fields:
+        setattr(target, field.attname, getattr(saved, field.attname))

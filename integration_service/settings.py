@@ -52,6 +52,8 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "django_tasks",
+    "django_tasks_db",
     "partners",
     "projects",
     "ingest",
@@ -109,6 +111,15 @@ if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# Background work (reprocessing from the admin): queued in the database, run by `manage.py db_worker`, which any
+# number of machines may run against the same PostgreSQL. Tests use the immediate backend.
+TASKS = {
+    "default": {
+        "BACKEND": os.environ.get("TASKS_BACKEND", "django_tasks_db.DatabaseBackend"),
+        "QUEUES": ["default"],
+    }
+}
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

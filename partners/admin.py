@@ -5,6 +5,7 @@ from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from integration_service.admin import adopt_saved
 from partners.models import ClientId, Partner, ProductionClearanceEvent, User
 from partners.services import (
     client_id_issue,
@@ -110,9 +111,7 @@ class ClientIdAdmin(admin.ModelAdmin):
         issued, key = client_id_issue(
             partner=obj.partner, environment=obj.environment, label=obj.label, created_by=request.user
         )
-        # The admin goes on with `obj` (log entry, redirect), so it takes the issued row's values.
-        for field in ClientId._meta.concrete_fields:
-            setattr(obj, field.attname, getattr(issued, field.attname))
+        adopt_saved(obj, issued)
         self.message_user(request, f"ClientID issued. Copy the key now, it is not shown again: {key}", messages.WARNING)
 
     @admin.action(description="Revoke selected ClientIDs")

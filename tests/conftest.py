@@ -41,6 +41,11 @@ def _fast_password_hashing(settings):
 
 
 @pytest.fixture(autouse=True)
+def _tasks_run_immediately(settings):
+    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend", "QUEUES": ["default"]}}
+
+
+@pytest.fixture(autouse=True)
 def _clear_cache():
     cache.clear()
     yield
