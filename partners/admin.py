@@ -1,11 +1,17 @@
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
-from django.db.models import QuerySet
+from django.db.models import Count, OuterRef, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 from django.http import HttpRequest
+from django.template.response import TemplateResponse
 
+from ingest.models import RawPush
+from ingest.selectors import partner_onboarding
 from integration_service.admin import adopt_saved
+from partners.choices import Environment
 from partners.models import ClientId, Partner, ProductionClearanceEvent, User
 from partners.services import (
     client_id_issue,
@@ -25,30 +31,92 @@ class ProductionClearanceEventInline(admin.TabularInline):
         return False
 
 
+def _push_count(environment: str) -> Subquery:
+    pushes = RawPush.objects.filter(partner=OuterRef("pk"), environment=environment).order_by().values("partner")
+    return Coalesce(Subquery(pushes.annotate(count=Count("pk")).values("count")), 0)
+
+
 @admin.register(Partner)
 class PartnerAdmin(admin.ModelAdmin):
-    list_display = ("name", "slug", "is_cleared_for_production", "production_cleared_at", "created_at")
+    list_display = ("name", "slug", "production_status", "sandbox_pushes", "production_pushes", "last_push")
     search_fields = ("name", "slug")
     prepopulated_fields = {"slug": ("name",)}
     readonly_fields = ("production_cleared_at", "production_cleared_by")
     inlines = [ProductionClearanceEventInline]
     actions = ["clear_for_production", "revoke_production_clearance"]
 
-    @admin.display(boolean=True, description="Cleared for production")
-    def is_cleared_for_production(self, partner: Partner) -> bool:
-        return partner.is_cleared_for_production
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Partner]:
+        # Per-partner subqueries use the (partner, environment, received_at) index of raw pushes, however many.
+        latest = RawPush.objects.filter(partner=OuterRef("pk")).order_by("-received_at").values("received_at")[:1]
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                sandbox_push_count=_push_count(Environment.SANDBOX),
+                production_push_count=_push_count(Environment.PRODUCTION),
+                last_push_at=Subquery(latest),
+            )
+        )
+
+    @admin.display(description="Production", ordering="production_cleared_at")
+    def production_status(self, partner: Partner) -> str:
+        if partner.is_cleared_for_production:
+            return f"Cleared {partner.production_cleared_at:%Y-%m-%d}"
+        return "Sandbox only"
+
+    @admin.display(description="Sandbox pushes", ordering="sandbox_push_count")
+    def sandbox_pushes(self, partner: Partner) -> int:
+        return partner.sandbox_push_count
+
+    @admin.display(description="Production pushes", ordering="production_push_count")
+    def production_pushes(self, partner: Partner) -> int:
+        return partner.production_push_count
+
+    @admin.display(description="Last push", ordering="last_push_at")
+    def last_push(self, partner: Partner):
+        return partner.last_push_at
+
+    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict | None = None):
+        partner = self.get_object(request, object_id)
+        extra_context = {
+            **(extra_context or {}),
+            "onboarding": partner_onboarding(partner=partner) if partner else None,
+        }
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def _confirmed(self, request: HttpRequest, queryset: QuerySet[Partner], action: str, question: str):
+        """None once the operator has confirmed; until then the page that asks."""
+        if request.POST.get("confirmed") == "yes":
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": question,
+            "partners": queryset,
+            "action": action,
+            "opts": self.model._meta,
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+        }
+        return TemplateResponse(request, "admin/partners/partner/confirm_clearance.html", context)
 
     @admin.action(description="Clear selected partners for production")
-    def clear_for_production(self, request: HttpRequest, queryset: QuerySet[Partner]) -> None:
+    def clear_for_production(self, request: HttpRequest, queryset: QuerySet[Partner]):
+        question = "Clear these partners for production? Their production ClientIDs start working at once."
+        if page := self._confirmed(request, queryset, "clear_for_production", question):
+            return page
         for partner in queryset:
             partner_clear_for_production(partner=partner, performed_by=request.user, note="admin")
         self.message_user(request, f"Cleared {queryset.count()} partner(s) for production.", messages.SUCCESS)
+        return None
 
     @admin.action(description="Revoke production clearance of selected partners")
-    def revoke_production_clearance(self, request: HttpRequest, queryset: QuerySet[Partner]) -> None:
+    def revoke_production_clearance(self, request: HttpRequest, queryset: QuerySet[Partner]):
+        question = "Revoke production clearance? Their production ClientIDs are refused from now on."
+        if page := self._confirmed(request, queryset, "revoke_production_clearance", question):
+            return page
         for partner in queryset:
             partner_revoke_production_clearance(partner=partner, performed_by=request.user, note="admin")
         self.message_user(request, f"Revoked production clearance of {queryset.count()} partner(s).", messages.SUCCESS)
+        return None
 
 
 class UserCreationForm(AdminUserCreationForm):

@@ -46,16 +46,70 @@ def test_revoking_in_the_admin_stops_the_key(admin_client, partner, user, sandbo
     assert api.get(url(SANDBOX, "project-list")).status_code == HTTPStatus.FORBIDDEN
 
 
-def test_clearing_a_partner_in_the_admin_records_who(admin_client, admin_user, partner):
-    admin_client.post(
-        reverse("admin:partners_partner_changelist"),
-        {"action": "clear_for_production", "_selected_action": [partner.pk]},
-    )
+def test_clearing_a_partner_in_the_admin_asks_first_then_records_who(admin_client, admin_user, partner):
+    changelist = reverse("admin:partners_partner_changelist")
+    action = {"action": "clear_for_production", "_selected_action": [partner.pk]}
 
+    asked = admin_client.post(changelist, action)
+    partner.refresh_from_db()
+    assert asked.status_code == HTTPStatus.OK
+    assert "Their production ClientIDs start working at once." in asked.content.decode()
+    assert not partner.is_cleared_for_production
+
+    admin_client.post(changelist, {**action, "confirmed": "yes"})
     partner.refresh_from_db()
     assert partner.is_cleared_for_production
     assert partner.production_cleared_by == admin_user
     assert partner.clearance_events.get().performed_by == admin_user
+
+
+def test_revoking_clearance_in_the_admin_after_confirmation(admin_client, admin_user, cleared_partner):
+    admin_client.post(
+        reverse("admin:partners_partner_changelist"),
+        {"action": "revoke_production_clearance", "_selected_action": [cleared_partner.pk], "confirmed": "yes"},
+    )
+
+    cleared_partner.refresh_from_db()
+    assert not cleared_partner.is_cleared_for_production
+    assert [event.action for event in cleared_partner.clearance_events.all()] == ["revoked", "cleared"]
+
+
+def test_partner_list_shows_status_push_counts_and_last_push(admin_client, sandbox_client, partner, other_partner):
+    for number in range(3):
+        sandbox_client.post(url(SANDBOX, "push"), {"id": str(number), "data": {}}, format="json")
+
+    response = admin_client.get(reverse("admin:partners_partner_changelist"))
+
+    rows = {row.name: row for row in response.context["cl"].result_list}
+    assert (rows["Sunrise Solar EPC"].sandbox_push_count, rows["Sunrise Solar EPC"].production_push_count) == (3, 0)
+    assert rows["Sunrise Solar EPC"].last_push_at is not None
+    assert (rows["Helios Builders"].sandbox_push_count, rows["Helios Builders"].last_push_at) == (0, None)
+    assert "Sandbox only" in response.content.decode()
+
+
+def test_partner_page_shows_the_onboarding_state(admin_client, sandbox_client, partner, production_key):
+    from ingest.services import mapping_document_import
+
+    mapping_document_import(
+        partner=partner, document={"fields": {"customerPhone": {"source": "phone", "type": "phone"}}}
+    )
+    sandbox_client.post(url(SANDBOX, "push"), {"id": "1", "data": {"phone": "(503) 421-7800"}}, format="json")
+    sandbox_client.post(url(SANDBOX, "push"), {"id": "2", "data": {"phone": "0000000000"}}, format="json")
+
+    response = admin_client.get(reverse("admin:partners_partner_change", args=[partner.pk]))
+
+    assert response.context["onboarding"] == {
+        "users": 1,
+        "sandbox_client_ids": 1,
+        "production_client_ids": 1,
+        "mappings": 1,
+        "recent_sandbox_projects": 2,
+        "mapped_share": 50,
+        "top_issues": [{"field": "customerPhone", "reason": "not a valid phone number for region US", "count": 1}],
+    }
+    page = response.content.decode()
+    assert "<strong>50%</strong> of the last 2" in page
+    assert "not a valid phone number for region US (1×)" in page
 
 
 def test_creating_a_partner_user_in_the_admin(admin_client, partner):
