@@ -4,7 +4,7 @@ from django.http import HttpRequest
 class ReadOnlyAdminMixin:
     """For records the service writes and operators only read: raw pushes and projects."""
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:

@@ -7,6 +7,7 @@ from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
+from django.utils.html import format_html
 
 from ingest.models import RawPush
 from ingest.selectors import partner_onboarding
@@ -157,12 +158,20 @@ class ClientIdAddForm(forms.ModelForm):
 
 @admin.register(ClientId)
 class ClientIdAdmin(admin.ModelAdmin):
-    list_display = ("prefix", "partner", "environment", "label", "created_at", "last_used_at", "revoked_at")
+    list_display = ("prefix", "partner", "environment", "usable", "label", "created_at", "last_used_at")
     list_filter = ("environment", "partner")
     list_select_related = ("partner",)
     search_fields = ("prefix", "label", "partner__name", "partner__slug")
-    readonly_fields = ("prefix", "created_at", "created_by", "last_used_at", "revoked_at", "revoked_by")
+    readonly_fields = ("prefix", "usable", "created_at", "created_by", "last_used_at", "revoked_at", "revoked_by")
     actions = ["revoke"]
+
+    @admin.display(description="Usable now")
+    def usable(self, client_id: ClientId) -> str:
+        if client_id.is_revoked:
+            return f"No: revoked {client_id.revoked_at:%Y-%m-%d}"
+        if client_id.environment == Environment.PRODUCTION and not client_id.partner.is_cleared_for_production:
+            return "Not yet: partner not cleared for production"
+        return "Yes"
 
     def get_form(self, request: HttpRequest, obj: ClientId | None = None, **kwargs):
         if obj is None:
@@ -180,7 +189,17 @@ class ClientIdAdmin(admin.ModelAdmin):
             partner=obj.partner, environment=obj.environment, label=obj.label, created_by=request.user
         )
         adopt_saved(obj, issued)
-        self.message_user(request, f"ClientID issued. Copy the key now, it is not shown again: {key}", messages.WARNING)
+        self.message_user(
+            request,
+            format_html(
+                'ClientID issued. Copy the key now, it is not shown again: <code id="issued-key">{}</code> '
+                '<button type="button" class="button" '
+                "onclick=\"navigator.clipboard.writeText(document.getElementById('issued-key').textContent)\">"
+                "Copy</button>",
+                key,
+            ),
+            messages.WARNING,
+        )
 
     @admin.action(description="Revoke selected ClientIDs")
     def revoke(self, request: HttpRequest, queryset: QuerySet[ClientId]) -> None:

@@ -1,12 +1,64 @@
-from django.contrib import admin
+import json
 
+from django.contrib import admin
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+
+from ingest.models import RawPush
 from integration_service.admin import ReadOnlyAdminMixin
+from projects.canonical import CANONICAL_FIELDS
 from projects.models import Project
+
+
+def _canonical_values(project: Project):
+    return ((field, getattr(project, field.attname)) for field in CANONICAL_FIELDS)
+
+
+class RawPushInline(ReadOnlyAdminMixin, admin.TabularInline):
+    """The pushes that built the project, newest first."""
+
+    model = RawPush
+    extra = 0
+    fields = ("received_at", "user", "client_id", "created_project", "changed_project", "body")
+    readonly_fields = fields
+    ordering = ("-received_at", "-id")
+    verbose_name = "push that built this project"
+    verbose_name_plural = "pushes that built this project"
 
 
 @admin.register(Project)
 class ProjectAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """Projects are built by pushes and mappings; operators read them here and reprocess to change them."""
+
+    fields = (
+        ("partner", "environment", "external_id"),
+        ("submitted_date", "updated_date", "mapping_status"),
+        "side_by_side",
+    )
+    readonly_fields = (*fields[0], *fields[1], "side_by_side")
+    inlines = [RawPushInline]
+
+    @admin.display(description="Source data, normalized fields and issues")
+    def side_by_side(self, project: Project) -> str:
+        rows = format_html_join(
+            "",
+            "<tr><th>{}</th><td>{}</td></tr>",
+            ((field.name, "—" if value is None else value) for field, value in _canonical_values(project)),
+        )
+        issues = format_html_join(
+            "",
+            "<li><code>{}</code>: {} (value {})</li>",
+            ((issue["field"], issue["reason"], json.dumps(issue["value"])) for issue in project.issues),
+        )
+        return format_html(
+            '<div style="display:flex;gap:2em;align-items:flex-start">'
+            '<div style="flex:1"><h3>Source data</h3><pre style="white-space:pre-wrap">{}</pre></div>'
+            '<div style="flex:1"><h3>Normalized fields</h3><table>{}</table>'
+            "<h3>Issues</h3><ul>{}</ul></div></div>",
+            json.dumps(project.source_data, indent=2, ensure_ascii=False),
+            rows,
+            issues or mark_safe("<li>none</li>"),
+        )
 
     list_display = ("external_id", "name", "partner", "environment", "mapping_status", "status", "updated_date")
     list_filter = ("environment", "mapping_status", "partner", "status", "updated_date")

@@ -60,3 +60,28 @@ def test_raw_pushes_and_projects_are_read_only(admin_client, sandbox_client):
     assert admin_client.get(reverse("admin:projects_project_changelist")).status_code == HTTPStatus.OK
     assert admin_client.get(reverse("admin:projects_project_change", args=[project_id])).status_code == HTTPStatus.OK
     assert admin_client.get(reverse("admin:ingest_rawpush_add")).status_code == HTTPStatus.FORBIDDEN
+
+
+def test_project_page_shows_source_normalized_fields_issues_and_its_pushes(admin_client, sandbox_client, partner):
+    from ingest.services import mapping_document_import
+    from tests.conftest import SANDBOX, url
+
+    mapping_document_import(
+        partner=partner,
+        document={
+            "fields": {
+                "name": {"source": "title", "type": "string"},
+                "customerPhone": {"source": "phone", "type": "phone"},
+            }
+        },
+    )
+    sandbox_client.post(url(SANDBOX, "push"), {"id": "A-1", "data": {"title": "Roof", "phone": "123"}}, format="json")
+    project_id = sandbox_client.post(url(SANDBOX, "push"), {"id": "A-1", "data": {"title": "Roof 2"}}, format="json")
+    project_id = project_id.json()["id"]
+
+    page = admin_client.get(reverse("admin:projects_project_change", args=[project_id])).content.decode()
+
+    assert "&quot;title&quot;: &quot;Roof 2&quot;" in page
+    assert "<tr><th>name</th><td>Roof 2</td></tr>" in page
+    assert "<li><code>customerPhone</code>: not a valid phone number for region US (value &quot;123&quot;)</li>" in page
+    assert page.count("field-received_at") == 2  # both pushes listed

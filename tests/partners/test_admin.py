@@ -21,7 +21,8 @@ def test_issuing_a_client_id_in_the_admin_shows_the_key_once_and_it_works(admin_
     messages = [str(message) for message in response.context["messages"]]
     shown = [message for message in messages if "not shown again" in message]
     assert len(shown) == 1
-    key = shown[0].rsplit(": ", 1)[1]
+    key = shown[0].split('<code id="issued-key">')[1].split("</code>")[0]
+    assert "navigator.clipboard.writeText" in shown[0]
     client_id = ClientId.objects.get()
     assert (client_id.prefix, client_id.label) == (key[:12], "HubSpot")
     change_page = admin_client.get(reverse("admin:partners_clientid_change", args=[client_id.pk]))
@@ -167,3 +168,11 @@ def test_non_staff_users_cannot_use_the_admin(client, user):
 
     assert response.status_code == HTTPStatus.FOUND
     assert response["Location"].startswith("/admin/login/")
+
+
+def test_client_id_list_says_which_keys_work_now(admin_client, partner, sandbox_key, production_key):
+    response = admin_client.get(reverse("admin:partners_clientid_changelist"))
+
+    page = response.content.decode()
+    assert "Not yet: partner not cleared for production" in page
+    assert page.count('<td class="field-usable">Yes</td>') == 1
