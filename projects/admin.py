@@ -1,4 +1,5 @@
 import json
+from decimal import Decimal
 
 from django.contrib import admin
 from django.utils.html import format_html, format_html_join
@@ -6,12 +7,15 @@ from django.utils.safestring import mark_safe
 
 from ingest.models import RawPush
 from integration_service.admin import ReadOnlyAdminMixin
-from projects.canonical import CANONICAL_FIELDS
+from projects.canonical import CANONICAL_FIELDS, format_decimal
 from projects.models import Project
 
 
 def _canonical_values(project: Project):
-    return ((field, getattr(project, field.attname)) for field in CANONICAL_FIELDS)
+    """Each canonical field with its value as the API writes it (decimals without the column's trailing zeros)."""
+    for field in CANONICAL_FIELDS:
+        value = getattr(project, field.attname)
+        yield field, format_decimal(value) if isinstance(value, Decimal) else value
 
 
 class RawPushInline(ReadOnlyAdminMixin, admin.TabularInline):

@@ -72,10 +72,12 @@ def test_project_page_shows_source_normalized_fields_issues_and_its_pushes(admin
             "fields": {
                 "name": {"source": "title", "type": "string"},
                 "customerPhone": {"source": "phone", "type": "phone"},
+                "systemSizeKw": {"source": "watts", "type": "decimal", "scale": 0.001},
             }
         },
     )
-    sandbox_client.post(url(SANDBOX, "push"), {"id": "A-1", "data": {"title": "Roof", "phone": "123"}}, format="json")
+    first = {"id": "A-1", "data": {"title": "Roof", "phone": "123", "watts": 6400}}
+    sandbox_client.post(url(SANDBOX, "push"), first, format="json")
     project_id = sandbox_client.post(url(SANDBOX, "push"), {"id": "A-1", "data": {"title": "Roof 2"}}, format="json")
     project_id = project_id.json()["id"]
 
@@ -83,5 +85,6 @@ def test_project_page_shows_source_normalized_fields_issues_and_its_pushes(admin
 
     assert "&quot;title&quot;: &quot;Roof 2&quot;" in page
     assert "<tr><th>name</th><td>Roof 2</td></tr>" in page
+    assert "<tr><th>systemSizeKw</th><td>6.4</td></tr>" in page
     assert "<li><code>customerPhone</code>: not a valid phone number for region US (value &quot;123&quot;)</li>" in page
     assert page.count("field-received_at") == 2  # both pushes listed
