@@ -1,9 +1,12 @@
+from functools import partial
+
 from django import forms
 from django.contrib import admin, messages
 from django.http import HttpRequest, HttpResponseRedirect
-from django.urls import reverse
+from django.urls import path, reverse
 from django.utils.html import format_html
 
+from ingest.admin_views import mapping_export, mapping_workbench
 from ingest.models import FieldMapping, RawPush, ReprocessRun
 from ingest.services import reprocess_run_request
 from integration_service.admin import ReadOnlyAdminMixin, adopt_saved
@@ -11,10 +14,22 @@ from integration_service.admin import ReadOnlyAdminMixin, adopt_saved
 
 @admin.register(FieldMapping)
 class FieldMappingAdmin(admin.ModelAdmin):
+    """Single mappings; the workbench (a link on each partner's page) edits a partner's mappings together."""
+
     list_display = ("partner", "field", "source", "type", "required", "updated_at")
     list_filter = ("partner", "type", "required")
     list_select_related = ("partner",)
     search_fields = ("field", "source", "partner__name", "partner__slug")
+
+    def get_urls(self) -> list:
+        def view(function):
+            return self.admin_site.admin_view(partial(function, model_admin=self))
+
+        return [
+            path("workbench/<int:partner_id>/", view(mapping_workbench), name="ingest_fieldmapping_workbench"),
+            path("workbench/<int:partner_id>/export/", view(mapping_export), name="ingest_fieldmapping_export"),
+            *super().get_urls(),
+        ]
 
 
 @admin.register(RawPush)

@@ -1,11 +1,12 @@
 from collections import Counter
 
+from ingest.discovery import DiscoveredKey, discover_keys
 from ingest.mapping_documents import mapping_document
-from ingest.models import FieldMapping
-from ingest.normalization import FieldRule
+from ingest.models import FieldMapping, RawPush
+from ingest.normalization import FieldRule, normalize
 from partners.choices import Environment
 from partners.models import Partner
-from projects.canonical import CANONICAL_FIELDS
+from projects.canonical import CANONICAL_FIELDS, CANONICAL_FIELDS_BY_NAME, format_canonical
 from projects.choices import MappingStatus
 from projects.models import Project
 
@@ -48,3 +49,33 @@ def partner_onboarding(*, partner: Partner, recent: int = 200) -> dict:
             {"field": field, "reason": reason, "count": count} for (field, reason), count in issue_counts.most_common(5)
         ],
     }
+
+
+def pushes_recent(*, partner: Partner, limit: int) -> list[RawPush]:
+    """The partner's latest raw pushes (both environments), newest first."""
+    return list(
+        RawPush.objects.filter(partner=partner)
+        .order_by("-received_at", "-id")
+        .only("id", "external_id", "environment", "received_at", "data")[:limit]
+    )
+
+
+def source_key_discovery(*, partner: Partner, sample: int = 1000) -> list[DiscoveredKey]:
+    """Key paths of the partner's latest `sample` pushes, with counts, examples and the mappings that use them."""
+    sources = {rule.field: rule.source for rule in mapping_rules_for_partner(partner=partner)}
+    return discover_keys((push.data for push in pushes_recent(partner=partner, limit=sample)), sources)
+
+
+def mapping_preview(*, partner: Partner, rules: list[FieldRule], limit: int = 20) -> list[dict]:
+    """`rules` (saved or not) applied to the partner's latest pushes: what each would normalize to, and its issues."""
+    attnames = {CANONICAL_FIELDS_BY_NAME[rule.field].attname: rule.field for rule in rules}
+    preview = []
+    for push in pushes_recent(partner=partner, limit=limit):
+        result = normalize(push.data, rules)
+        values = [
+            (name, format_canonical(value))
+            for attname, name in attnames.items()
+            if (value := result.values[attname]) is not None
+        ]
+        preview.append({"push": push, "values": values, "issues": result.issues, "status": result.mapping_status})
+    return preview

@@ -1,5 +1,4 @@
 import json
-from decimal import Decimal
 
 from django.contrib import admin
 from django.utils.html import format_html, format_html_join
@@ -7,15 +6,14 @@ from django.utils.safestring import mark_safe
 
 from ingest.models import RawPush
 from integration_service.admin import ReadOnlyAdminMixin
-from projects.canonical import CANONICAL_FIELDS, format_decimal
+from projects.canonical import CANONICAL_FIELDS, format_canonical
 from projects.models import Project
 
 
 def _canonical_values(project: Project):
     """Each canonical field with its value as the API writes it (decimals without the column's trailing zeros)."""
     for field in CANONICAL_FIELDS:
-        value = getattr(project, field.attname)
-        yield field, format_decimal(value) if isinstance(value, Decimal) else value
+        yield field, format_canonical(getattr(project, field.attname))
 
 
 class RawPushInline(ReadOnlyAdminMixin, admin.TabularInline):

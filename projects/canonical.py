@@ -4,6 +4,7 @@ The one list the model, the API output, the mapping validation and the normaliza
 """
 
 from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal
 
 
@@ -56,3 +57,12 @@ def format_decimal(value: Decimal) -> str:
     if value == 0:
         return "0"
     return format(value.normalize(), "f")
+
+
+def format_canonical(value: object) -> object:
+    """A canonical value as the API writes it, for pages that show one (decimals exact, dates ISO 8601)."""
+    if isinstance(value, Decimal):
+        return format_decimal(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    return value

@@ -1,0 +1,86 @@
+"""Source key discovery: which key paths a partner's pushes contain, as JMESPath an operator can paste.
+
+Plain functions over parsed JSON; the admin workbench feeds them the partner's recent pushes.
+"""
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from jmespath.exceptions import LexerError
+from jmespath.lexer import Lexer
+
+_PLAIN_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+EXAMPLES_PER_KEY = 3
+EXAMPLE_LENGTH = 60
+
+
+def jmespath_identifier(key: str) -> str:
+    """A key as a JMESPath identifier: bare when it can be, quoted otherwise (hash keys, spaces, dashes...)."""
+    if _PLAIN_IDENTIFIER.match(key):
+        return key
+    return json.dumps(key, ensure_ascii=False)
+
+
+def key_paths(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Every path to a scalar in `value`, with the scalar: objects by key, arrays as projections (`[*]`)."""
+    if isinstance(value, dict):
+        for key, child in value.items():
+            identifier = jmespath_identifier(str(key))
+            yield from key_paths(child, f"{prefix}.{identifier}" if prefix else identifier)
+    elif isinstance(value, list):
+        for child in value:
+            yield from key_paths(child, f"{prefix}[*]")
+    elif prefix:
+        yield prefix, value
+
+
+@dataclass
+class DiscoveredKey:
+    path: str
+    count: int = 0
+    examples: list[str] = field(default_factory=list)
+    used_by: list[str] = field(default_factory=list)
+
+
+def _example(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text if len(text) <= EXAMPLE_LENGTH else text[: EXAMPLE_LENGTH - 1] + "…"
+
+
+def discover_keys(documents: Iterable[dict], mapping_sources: dict[str, str]) -> list[DiscoveredKey]:
+    """Key paths over the documents, most frequent first: in how many documents each occurs, a few example values,
+    and which canonical fields' sources mention it (`mapping_sources`: field → JMESPath source)."""
+    found: dict[str, DiscoveredKey] = {}
+    for document in documents:
+        seen = set()
+        for path, value in key_paths(document):
+            entry = found.setdefault(path, DiscoveredKey(path=path))
+            if path not in seen:
+                entry.count += 1
+                seen.add(path)
+            example = _example(value)
+            if len(entry.examples) < EXAMPLES_PER_KEY and example not in entry.examples:
+                entry.examples.append(example)
+    source_identifiers = {name: _identifiers(source) for name, source in mapping_sources.items()}
+    for entry in found.values():
+        path = _identifiers(entry.path)
+        entry.used_by = sorted(name for name, identifiers in source_identifiers.items() if _in_order(path, identifiers))
+    return sorted(found.values(), key=lambda entry: (-entry.count, entry.path))
+
+
+def _identifiers(expression: str) -> list[str]:
+    """The field names an expression mentions, in order, by JMESPath's own lexer (quoting and filters understood)."""
+    try:
+        tokens = list(Lexer().tokenize(expression))
+    except LexerError:
+        return []
+    return [token["value"] for token in tokens if token["type"] in {"unquoted_identifier", "quoted_identifier"}]
+
+
+def _in_order(needle: list[str], haystack: list[str]) -> bool:
+    """Whether `needle` occurs in `haystack` in order: `emails[*].v` is used by `emails[?primary].v | [0]`."""
+    remaining = iter(haystack)
+    return bool(needle) and all(name in remaining for name in needle)

@@ -1,0 +1,164 @@
+import json
+from http import HTTPStatus
+
+import pytest
+from django.contrib.auth.models import Permission
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from ingest.selectors import mapping_document_export
+from ingest.services import mapping_document_import
+from projects.canonical import CANONICAL_FIELDS
+from tests.conftest import SANDBOX, url
+
+pytestmark = pytest.mark.django_db
+
+CURRENT = {"fields": {"name": {"source": "title", "type": "string"}}}
+
+
+@pytest.fixture
+def workbench(partner):
+    mapping_document_import(partner=partner, document=CURRENT)
+    return reverse("admin:ingest_fieldmapping_workbench", args=[partner.pk])
+
+
+@pytest.fixture
+def pushes(sandbox_client):
+    for number, watts in enumerate(["8800", "lots"]):
+        record = {"id": f"P-{number}", "data": {"title": f"Roof {number}", "size_w": watts, "Deal Stage": "won"}}
+        sandbox_client.post(url(SANDBOX, "push"), record, format="json")
+
+
+def rows(**changes: dict) -> dict:
+    """The workbench form as posted: every canonical field, the current mapping, plus `changes` by field name."""
+    data = {"rows-TOTAL_FORMS": str(len(CANONICAL_FIELDS)), "rows-INITIAL_FORMS": str(len(CANONICAL_FIELDS))}
+    for index, field in enumerate(CANONICAL_FIELDS):
+        row = {"field": field.name, "source": "", "type": "", "options": "", "default": ""}
+        if field.name == "name":
+            row.update(source="title", type="string")
+        row.update(changes.get(field.name, {}))
+        data.update({f"rows-{index}-{key}": value for key, value in row.items() if value is not False})
+    return data
+
+
+def test_the_workbench_shows_one_row_per_field_filled_from_the_mappings(admin_client, workbench, pushes):
+    response = admin_client.get(workbench)
+
+    assert response.status_code == HTTPStatus.OK
+    formset = response.context["formset"]
+    assert [form.initial["field"] for form in formset] == [field.name for field in CANONICAL_FIELDS]
+    assert formset[0].initial == {
+        "field": "name",
+        "source": "title",
+        "type": "string",
+        "options": "",
+        "default": "",
+        "required": False,
+    }
+    discovered = {key.path: key for key in response.context["discovery"]}
+    assert (discovered["title"].count, discovered["title"].used_by) == (2, ["name"])
+    assert (discovered['"Deal Stage"'].examples, discovered['"Deal Stage"'].used_by) == (["won"], [])
+    assert response.context["preview"] is None
+
+
+def test_preview_applies_unsaved_rows_to_the_last_pushes_and_saves_nothing(admin_client, workbench, pushes, partner):
+    size = {"source": "size_w", "type": "decimal", "options": '{"scale": 0.001}'}
+
+    response = admin_client.post(workbench, {**rows(systemSizeKw=size), "action": "preview"})
+
+    assert response.status_code == HTTPStatus.OK
+    preview = response.context["preview"]
+    assert [(item["push"].external_id, item["values"], item["issues"]) for item in preview] == [
+        ("P-1", [("name", "Roof 1")], [{"field": "systemSizeKw", "value": "lots", "reason": "not a number"}]),
+        ("P-0", [("name", "Roof 0"), ("systemSizeKw", "8.8")], []),
+    ]
+    assert mapping_document_export(partner=partner) == CURRENT
+
+
+def test_invalid_rows_show_their_problems_next_to_the_fields(admin_client, workbench, partner):
+    bad = rows(
+        systemSizeKw={"source": "size[", "type": "decimal", "options": '{"scale": "x"}'},
+        moduleCount={"source": "n", "type": "date"},
+        currency={"source": "c", "type": "string", "default": "dollars"},
+        notes={"source": "n", "type": "string", "options": "not json"},
+    )
+
+    response = admin_client.post(workbench, {**bad, "action": "save"})
+
+    assert response.status_code == HTTPStatus.OK
+    errors = {form.initial.get("field") or form["field"].value(): form.errors for form in response.context["formset"]}
+    assert errors["systemSizeKw"]["source"][0].startswith("is not a valid JMESPath expression")
+    assert errors["systemSizeKw"]["options"] == ["scale: must be a non-zero number, e.g. 0.001 for watts to kilowatts"]
+    assert errors["moduleCount"]["type"] == ["'date' cannot fill moduleCount; use integer, decimal"]
+    assert errors["currency"]["default"] == ["is not an ISO 4217 currency code"]
+    assert errors["notes"]["options"] == ['Write the options as a JSON object, e.g. {"scale": 0.001}.']
+    assert mapping_document_export(partner=partner) == CURRENT
+
+
+def test_save_replaces_the_mappings_and_offers_to_reprocess(admin_client, workbench, partner):
+    changes = {
+        "name": {"source": "", "type": ""},
+        "status": {"source": '"Deal Stage"', "type": "enum", "options": '{"values": {"won": "contracted"}}'},
+        "currency": {"source": "cur", "type": "string", "default": "USD", "required": "on"},
+    }
+
+    response = admin_client.post(workbench, {**rows(**changes), "action": "save"}, follow=True)
+
+    assert response.redirect_chain == [(workbench, HTTPStatus.FOUND)]
+    assert mapping_document_export(partner=partner) == {
+        "fields": {
+            "status": {"source": '"Deal Stage"', "type": "enum", "values": {"won": "contracted"}},
+            "currency": {"source": "cur", "type": "string", "default": "USD", "required": True},
+        }
+    }
+    messages = [str(message) for message in response.context["messages"]]
+    assert messages[0] == (
+        "Saved 2 mapping(s) for Sunrise Solar EPC. New pushes use them now; "
+        "stored projects change when you reprocess them."
+    )
+    assert f'href="/admin/ingest/reprocessrun/add/?partner={partner.pk}"' in messages[1]
+
+
+def test_export_downloads_the_mapping_document(admin_client, partner, workbench):
+    response = admin_client.get(reverse("admin:ingest_fieldmapping_export", args=[partner.pk]))
+
+    assert response["Content-Disposition"] == 'attachment; filename="sunrise-mappings.json"'
+    assert json.loads(response.content) == CURRENT
+
+
+def test_import_replaces_the_mappings_or_lists_every_problem(admin_client, partner, workbench):
+    good = {"fields": {"city": {"source": "town", "type": "string"}}}
+    bad = {"fields": {"city": {"source": "town["}, "colour": {"source": "c", "type": "string"}}}
+
+    refused = admin_client.post(
+        workbench, {"action": "import", "document": SimpleUploadedFile("m.json", json.dumps(bad).encode())}, follow=True
+    )
+    assert mapping_document_export(partner=partner) == CURRENT
+    message = str(next(iter(refused.context["messages"])))
+    assert message.startswith("Nothing was imported: fields.city.source: is not a valid JMESPath expression")
+    assert "fields.colour: unknown canonical field" in message
+
+    admin_client.post(
+        workbench, {"action": "import", "document": SimpleUploadedFile("m.json", json.dumps(good).encode())}
+    )
+    assert mapping_document_export(partner=partner) == good
+
+
+def test_the_workbench_is_for_operators_who_may_change_mappings(client, user, admin_user, django_user_model, workbench):
+    client.force_login(user)
+    assert client.get(workbench).status_code == HTTPStatus.FOUND  # not staff: to the login page
+
+    staff = django_user_model.objects.create_user("viewer@service.example", "x" * 12, is_staff=True)
+    client.force_login(staff)
+    assert client.get(workbench).status_code == HTTPStatus.FORBIDDEN
+
+    staff.user_permissions.add(Permission.objects.get(codename="change_fieldmapping"))
+    staff = django_user_model.objects.get(pk=staff.pk)
+    client.force_login(staff)
+    assert client.get(workbench).status_code == HTTPStatus.OK
+
+
+def test_the_partner_page_links_to_the_workbench(admin_client, partner, workbench):
+    page = admin_client.get(reverse("admin:partners_partner_change", args=[partner.pk])).content.decode()
+
+    assert f'href="{workbench}" id="open-workbench"' in page
