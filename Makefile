@@ -8,7 +8,7 @@ WORKERS ?= 2
 # Local defaults; the environment overrides them (see README "Configuration").
 export DEBUG ?= 1
 
-.PHONY: run test lint format check-migrations clean
+.PHONY: run test lint format check-migrations clean chromium screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,8 +30,17 @@ run: $(VENV)/.installed
 	$(BIN)/python manage.py db_worker & WORKER=$$!; trap 'kill $$WORKER 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/gunicorn integration_service.wsgi --bind 127.0.0.1:$(PORT) --workers $(WORKERS) --access-logfile -
 
-test: $(VENV)/.installed-test
+test: $(VENV)/.installed-test chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The browser test drives Debian's chromium (Playwright's own browser download is not used).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || apt-get install -y -q chromium >/dev/null 2>&1 \
+		|| (apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1) \
+		|| echo "chromium could not be installed here: the browser test will be skipped"
+
+screenshots: $(VENV)/.installed-test chromium
+	SCREENSHOT_DIR=docs/screenshots $(BIN)/python -m pytest tests/e2e -q
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .

@@ -42,7 +42,7 @@ class PartnerAdmin(admin.ModelAdmin):
     list_display = ("name", "slug", "production_status", "sandbox_pushes", "production_pushes", "last_push")
     search_fields = ("name", "slug")
     prepopulated_fields = {"slug": ("name",)}
-    readonly_fields = ("production_cleared_at", "production_cleared_by")
+    readonly_fields = ("created_at", "production_cleared_at", "production_cleared_by")
     inlines = [ProductionClearanceEventInline]
     actions = ["clear_for_production", "revoke_production_clearance"]
 

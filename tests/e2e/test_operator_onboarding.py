@@ -1,0 +1,151 @@
+"""An operator onboards a partner in a real browser, start to finish, without a shell.
+
+Headless Debian Chromium driven by Playwright against Django's live server. `make test` installs chromium when it
+is missing; `make screenshots` reruns this test writing the screenshots under docs/screenshots/.
+"""
+
+import json
+import os
+import shutil
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from partners.models import User
+from projects.models import Project
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (make test installs it)"
+    ),
+]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def api(base: str, path: str, body: dict | None = None, headers: dict | None = None) -> tuple[int, dict]:
+    request = urllib.request.Request(
+        base + path,
+        data=json.dumps(body).encode() if body is not None else None,
+        headers={"Content-Type": "application/json", **(headers or {})},
+        method="POST" if body is not None else "GET",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def partner_headers(base: str, root: str, key: str) -> dict:
+    status, login = api(base, f"{root}auth/email/login", {"email": "crm@bright.example", "password": "crm-pass-2026!"})
+    assert status == 200, login
+    return {"Authorization": f"Bearer {login['token']}", "ClientID": key}
+
+
+@pytest.fixture
+def browser_page(live_server, admin_user):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # Playwright's sync API keeps an event loop in this thread
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(live_server.url + "/admin/login/")
+        page.fill("#id_username", admin_user.email)
+        page.fill("#id_password", "password")
+        page.click("input[type=submit]")
+        yield page
+        browser.close()
+
+
+def screenshot(page, name: str, tmp_path: Path) -> None:
+    folder = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
+
+
+def issue_key_in_admin(page, partner_name: str, environment: str) -> str:
+    page.click("text=ClientIDs")
+    page.click("text=Add ClientID")
+    page.select_option("#id_partner", label=partner_name)
+    page.select_option("#id_environment", environment)
+    page.click("input[name=_save]")
+    return page.inner_text("#issued-key")
+
+
+def test_an_operator_onboards_a_partner_in_the_browser(browser_page, live_server, tmp_path):
+    page, base = browser_page, live_server.url
+
+    # The partner and its CRM's user.
+    page.goto(base + "/admin/partners/partner/add/")
+    page.fill("#id_name", "Bright Roofs")
+    page.click("input[name=_save]")
+    page.goto(base + "/admin/partners/user/add/")
+    page.fill("#id_email", "crm@bright.example")
+    page.select_option("#id_partner", label="Bright Roofs")
+    page.fill("#id_password1", "crm-pass-2026!")
+    page.fill("#id_password2", "crm-pass-2026!")
+    page.click("input[name=_save]")
+    page.wait_for_url("**/change/")
+    assert User.objects.get(email="crm@bright.example").partner.name == "Bright Roofs"
+
+    # A sandbox key, shown once; the partner's CRM pushes with it.
+    page.goto(base + "/admin/")
+    sandbox_key = issue_key_in_admin(page, "Bright Roofs", "sandbox")
+    assert sandbox_key.startswith("sbx_")
+    sandbox = partner_headers(base, "/sandbox/api/v1/", sandbox_key)
+    for number, watts in enumerate(["8800", "6400", "lots"]):
+        record = {"id": f"BR-{number}", "data": {"deal": {"title": f"Roof {number}", "size_w": watts}}}
+        status, pushed = api(base, "/sandbox/api/v1/externals/push", record, sandbox)
+        assert (status, pushed["mappingStatus"]) == (201, "unmapped")
+
+    # Map two fields in the workbench, preview them on the stored pushes, save.
+    page.goto(base + "/admin/partners/partner/")
+    page.click("text=Bright Roofs")
+    page.click("#open-workbench")
+    assert "deal.size_w" in page.inner_text("#content-main")  # discovered from the pushes
+    page.fill("#row-name input[name$=source]", "deal.title")
+    page.select_option("#row-name select", "string")
+    page.fill("#row-systemSizeKw input[name$=source]", "deal.size_w")
+    page.select_option("#row-systemSizeKw select", "decimal")
+    page.fill("#row-systemSizeKw input[name$=options]", '{"scale": 0.001}')
+    page.click("#preview-button")
+    preview = page.inner_text("#content-main")
+    assert "systemSizeKw = 8.8" in preview and "systemSizeKw: not a number" in preview
+    screenshot(page, "workbench", tmp_path)
+    page.click("#save-button")
+    page.wait_for_selector("text=Saved 2 mapping(s) for Bright Roofs.")
+
+    # Reprocess the stored pushes in the background and follow the run.
+    page.click("text=Reprocess stored projects")
+    page.click("input[name=_save]")
+    page.wait_for_selector("text=succeeded", timeout=15000)
+    assert sorted(Project.objects.values_list("name", flat=True)) == ["Roof 0", "Roof 1", "Roof 2"]
+
+    # Clear for production (the admin asks first), then the production key works.
+    page.goto(base + "/admin/partners/partner/")
+    page.check("input[name=_selected_action]")
+    page.select_option("select[name=action]", "clear_for_production")
+    page.click("button[name=index]")
+    page.click("text=Yes, I'm sure")
+    page.wait_for_selector("text=Cleared 1 partner(s) for production.")
+    page.click("text=Bright Roofs")
+    screenshot(page, "partner", tmp_path)
+    production_key = issue_key_in_admin(page, "Bright Roofs", "production")
+    production = partner_headers(base, "/api/v1/", production_key)
+    status, pushed = api(
+        base, "/api/v1/externals/push", {"id": "BR-9", "data": {"deal": {"title": "Live", "size_w": 5000}}}, production
+    )
+    assert (status, pushed["mappingStatus"]) == (201, "mapped")
+    status, project = api(base, f"/api/v1/integration/projects/{pushed['id']}", headers=production)
+    assert (status, project["name"], project["systemSizeKw"]) == (200, "Live", "5")
