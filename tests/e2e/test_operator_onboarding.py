@@ -54,9 +54,9 @@ def partner_headers(base: str, root: str, key: str) -> dict:
 
 
 @pytest.fixture
-def browser_page(live_server, admin_user):
+def browser_page(live_server, admin_user, monkeypatch):
     sync_api = pytest.importorskip("playwright.sync_api")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # Playwright's sync API keeps an event loop in this thread
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API keeps an event loop here
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
