@@ -9,7 +9,7 @@ from django.utils.html import format_html
 from ingest.admin_views import mapping_export, mapping_workbench
 from ingest.models import FieldMapping, RawPush, ReprocessRun
 from ingest.services import reprocess_run_request
-from integration_service.admin import ReadOnlyAdminMixin, adopt_saved
+from integration_service.admin import ExternalIdSearchMixin, ReadOnlyAdminMixin, adopt_saved
 
 
 @admin.register(FieldMapping)
@@ -33,14 +33,12 @@ class FieldMappingAdmin(admin.ModelAdmin):
 
 
 @admin.register(RawPush)
-class RawPushAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class RawPushAdmin(ExternalIdSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     """Raw pushes are evidence of what partners sent: readable, never editable."""
 
     list_display = ("received_at", "partner", "environment", "external_id", "created_project", "changed_project")
     list_filter = ("environment", "partner", "created_project", "changed_project", "received_at")
     list_select_related = ("partner",)
-    search_fields = ("external_id",)
-    date_hierarchy = "received_at"
     show_full_result_count = False
     fields = readonly_fields = (
         "partner",

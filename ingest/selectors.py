@@ -1,5 +1,7 @@
 from collections import Counter
 
+from django.db.models import Count, Max
+
 from ingest.discovery import DiscoveredKey, discover_keys
 from ingest.mapping_documents import mapping_document
 from ingest.models import FieldMapping, RawPush
@@ -79,3 +81,19 @@ def mapping_preview(*, partner: Partner, rules: list[FieldRule], limit: int = 20
         ]
         preview.append({"push": push, "values": values, "issues": result.issues, "status": result.mapping_status})
     return preview
+
+
+def partner_push_stats(*, partner_ids: list[int]) -> dict[int, dict]:
+    """Push counts per environment and the last push time, for these partners, in one grouped query."""
+    stats = {pk: {Environment.SANDBOX: 0, Environment.PRODUCTION: 0, "last": None} for pk in partner_ids}
+    rows = (
+        RawPush.objects.filter(partner_id__in=partner_ids)
+        .values("partner_id", "environment")
+        .annotate(count=Count("id"), last=Max("received_at"))
+        .order_by()
+    )
+    for row in rows:
+        entry = stats[row["partner_id"]]
+        entry[row["environment"]] = row["count"]
+        entry["last"] = max(filter(None, (entry["last"], row["last"])), default=None)
+    return stats

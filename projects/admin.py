@@ -1,6 +1,8 @@
 import json
 
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
@@ -38,6 +40,20 @@ class ProjectAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "side_by_side",
     )
     readonly_fields = (*fields[0], *fields[1], "side_by_side")
+    search_fields = ("external_id",)
+    search_help_text = "The record id in the partner's CRM, exactly."
+    # Grouped by partner and environment, newest first: the order of the (partner, environment, updated_date, id)
+    # index read backwards, so a page of a million projects is read, not sorted.
+    ordering = ("-partner_id", "-environment", "-updated_date", "-id")
+
+    def get_search_results(self, request: HttpRequest, queryset: QuerySet[Project], search_term: str):
+        """Exact external id, found through the raw pushes' index (every project was made by a push), so the
+        projects table needs no index of its own for it: every push updates its project and all its indexes."""
+        if not search_term.strip():
+            return queryset, False
+        pushed = RawPush.objects.filter(external_id=search_term.strip()).values("project_id")
+        return queryset.filter(pk__in=pushed), False
+
     inlines = [RawPushInline]
 
     @admin.display(description="Source data, normalized fields and issues")
@@ -65,6 +81,4 @@ class ProjectAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ("external_id", "name", "partner", "environment", "mapping_status", "status", "updated_date")
     list_filter = ("environment", "mapping_status", "partner", "status", "updated_date")
     list_select_related = ("partner",)
-    search_fields = ("external_id", "name")
-    date_hierarchy = "updated_date"
     show_full_result_count = False

@@ -88,3 +88,15 @@ def test_project_page_shows_source_normalized_fields_issues_and_its_pushes(admin
     assert "<tr><th>systemSizeKw</th><td>6.4</td></tr>" in page
     assert "<li><code>customerPhone</code>: not a valid phone number for region US (value &quot;123&quot;)</li>" in page
     assert page.count("field-received_at") == 2  # both pushes listed
+
+
+@pytest.mark.parametrize("admin_name", ["ingest_rawpush", "projects_project"])
+def test_search_by_external_id_is_exact(admin_client, sandbox_client, admin_name):
+    from tests.conftest import SANDBOX, url
+
+    for external_id in ("HS-1", "HS-10", "hs-1"):
+        sandbox_client.post(url(SANDBOX, "push"), {"id": external_id, "data": {}}, format="json")
+
+    response = admin_client.get(reverse(f"admin:{admin_name}_changelist"), {"q": " HS-1 "})
+
+    assert [row.external_id for row in response.context["cl"].result_list] == ["HS-1"]

@@ -81,10 +81,10 @@ def test_partner_list_shows_status_push_counts_and_last_push(admin_client, sandb
 
     response = admin_client.get(reverse("admin:partners_partner_changelist"))
 
-    rows = {row.name: row for row in response.context["cl"].result_list}
-    assert (rows["Sunrise Solar EPC"].sandbox_push_count, rows["Sunrise Solar EPC"].production_push_count) == (3, 0)
-    assert rows["Sunrise Solar EPC"].last_push_at is not None
-    assert (rows["Helios Builders"].sandbox_push_count, rows["Helios Builders"].last_push_at) == (0, None)
+    rows = {row.name: row.push_stats for row in response.context["cl"].result_list}
+    assert (rows["Sunrise Solar EPC"]["sandbox"], rows["Sunrise Solar EPC"]["production"]) == (3, 0)
+    assert rows["Sunrise Solar EPC"]["last"] is not None
+    assert rows["Helios Builders"] == {"sandbox": 0, "production": 0, "last": None}
     assert "Sandbox only" in response.content.decode()
 
 
