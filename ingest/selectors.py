@@ -10,7 +10,6 @@ from partners.choices import Environment
 from partners.models import Partner
 from projects.canonical import CANONICAL_FIELDS, CANONICAL_FIELDS_BY_NAME, format_canonical
 from projects.choices import MappingStatus
-from projects.models import Project
 
 _FIELD_ORDER = {canonical.name: index for index, canonical in enumerate(CANONICAL_FIELDS)}
 
@@ -26,27 +25,28 @@ def mapping_document_export(*, partner: Partner) -> dict:
 
 
 def partner_onboarding(*, partner: Partner, recent: int = 200) -> dict:
-    """What an operator needs to judge a partner's integration: credentials, mappings, and how sandbox data maps.
+    """What an operator needs to judge a partner's integration: credentials, mappings, and how sandbox pushes map.
 
-    Only the `recent` most recently updated sandbox projects are read, so the page stays quick for any partner.
+    The latest `recent` sandbox pushes are normalized with the current mappings, so the share reflects a mapping
+    change at once, before any reprocessing; only those pushes are read, whatever the partner's history.
     """
-    sandbox_projects = list(
-        Project.objects.for_partner(partner, Environment.SANDBOX)
-        .order_by("-updated_date", "-id")
-        .values_list("mapping_status", "issues")[:recent]
+    rules = mapping_rules_for_partner(partner=partner)
+    pushes = (
+        RawPush.objects.filter(partner=partner, environment=Environment.SANDBOX)
+        .order_by("-received_at", "-id")
+        .values_list("data", flat=True)[:recent]
     )
-    statuses = Counter(status for status, _ in sandbox_projects)
-    issue_counts = Counter((issue["field"], issue["reason"]) for _, issues in sandbox_projects for issue in issues)
+    results = [normalize(data, rules) for data in pushes]
+    statuses = Counter(result.mapping_status for result in results)
+    issue_counts = Counter((issue["field"], issue["reason"]) for result in results for issue in result.issues)
     client_ids = partner.client_ids.filter(revoked_at__isnull=True)
     return {
         "users": partner.users.filter(is_active=True).count(),
         "sandbox_client_ids": client_ids.filter(environment=Environment.SANDBOX).count(),
         "production_client_ids": client_ids.filter(environment=Environment.PRODUCTION).count(),
-        "mappings": FieldMapping.objects.filter(partner=partner).count(),
-        "recent_sandbox_projects": len(sandbox_projects),
-        "mapped_share": round(100 * statuses[MappingStatus.MAPPED] / len(sandbox_projects))
-        if sandbox_projects
-        else None,
+        "mappings": len(rules),
+        "recent_sandbox_pushes": len(results),
+        "mapped_share": round(100 * statuses[MappingStatus.MAPPED] / len(results)) if results and rules else None,
         "top_issues": [
             {"field": field, "reason": reason, "count": count} for (field, reason), count in issue_counts.most_common(5)
         ],

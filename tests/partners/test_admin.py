@@ -104,13 +104,25 @@ def test_partner_page_shows_the_onboarding_state(admin_client, sandbox_client, p
         "sandbox_client_ids": 1,
         "production_client_ids": 1,
         "mappings": 1,
-        "recent_sandbox_projects": 2,
+        "recent_sandbox_pushes": 2,
         "mapped_share": 50,
         "top_issues": [{"field": "customerPhone", "reason": "not a valid phone number for region US", "count": 1}],
     }
     page = response.content.decode()
     assert "<strong>50%</strong> of the last 2" in page
     assert "not a valid phone number for region US (1×)" in page
+
+
+def test_the_onboarding_share_follows_a_mapping_change_before_reprocessing(admin_client, sandbox_client, partner):
+    from ingest.services import mapping_document_import
+
+    sandbox_client.post(url(SANDBOX, "push"), {"id": "1", "data": {"title": "Roof"}}, format="json")
+    page = reverse("admin:partners_partner_change", args=[partner.pk])
+    assert "<strong>no mappings yet</strong> (1 pushes to map)" in admin_client.get(page).content.decode()
+
+    mapping_document_import(partner=partner, document={"fields": {"name": {"source": "title", "type": "string"}}})
+
+    assert admin_client.get(page).context["onboarding"]["mapped_share"] == 100
 
 
 def test_creating_a_partner_user_in_the_admin(admin_client, partner):

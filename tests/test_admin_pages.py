@@ -1,0 +1,95 @@
+"""Every page of the operators' console renders for an operator and is refused to anyone who is not staff."""
+
+from http import HTTPStatus
+
+import pytest
+from django.urls import reverse
+
+from ingest.models import FieldMapping, RawPush, ReprocessRun
+from ingest.services import mapping_document_import, reprocess_run_request
+from partners.models import ClientId, Partner
+from projects.models import Project
+from tests.conftest import SANDBOX, url
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def console(sandbox_client, partner, user, production_key):
+    """One of everything the console shows."""
+    mapping_document_import(partner=partner, document={"fields": {"name": {"source": "t", "type": "string"}}})
+    sandbox_client.post(url(SANDBOX, "push"), {"id": "C-1", "data": {"t": "Roof"}}, format="json")
+    reprocess_run_request(partner=partner, requested_by=None)
+    return {
+        "partner": partner.pk,
+        "user": user.pk,
+        "clientid": ClientId.objects.first().pk,
+        "fieldmapping": FieldMapping.objects.get().pk,
+        "rawpush": RawPush.objects.get().pk,
+        "project": Project.objects.get().pk,
+        "reprocessrun": ReprocessRun.objects.get().pk,
+    }
+
+
+PAGES = [
+    ("admin:index", None),
+    ("admin:partners_partner_changelist", None),
+    ("admin:partners_partner_add", None),
+    ("admin:partners_partner_change", "partner"),
+    ("admin:partners_user_changelist", None),
+    ("admin:partners_user_add", None),
+    ("admin:partners_user_change", "user"),
+    ("admin:partners_clientid_changelist", None),
+    ("admin:partners_clientid_add", None),
+    ("admin:partners_clientid_change", "clientid"),
+    ("admin:ingest_fieldmapping_changelist", None),
+    ("admin:ingest_fieldmapping_add", None),
+    ("admin:ingest_fieldmapping_change", "fieldmapping"),
+    ("admin:ingest_fieldmapping_workbench", "partner"),
+    ("admin:ingest_fieldmapping_export", "partner"),
+    ("admin:ingest_rawpush_changelist", None),
+    ("admin:ingest_rawpush_change", "rawpush"),
+    ("admin:projects_project_changelist", None),
+    ("admin:projects_project_change", "project"),
+    ("admin:ingest_reprocessrun_changelist", None),
+    ("admin:ingest_reprocessrun_add", None),
+    ("admin:ingest_reprocessrun_change", "reprocessrun"),
+]
+
+
+def page_url(name: str, key: str | None, console: dict) -> str:
+    return reverse(name, args=[console[key]] if key else None)
+
+
+@pytest.mark.parametrize(("name", "key"), PAGES, ids=[name.removeprefix("admin:") for name, _ in PAGES])
+def test_every_page_renders_for_an_operator(admin_client, console, name, key):
+    assert admin_client.get(page_url(name, key, console)).status_code == HTTPStatus.OK
+
+
+@pytest.mark.parametrize(("name", "key"), PAGES, ids=[name.removeprefix("admin:") for name, _ in PAGES])
+def test_every_page_is_refused_to_a_partner_user(client, user, console, name, key):
+    client.force_login(user)
+
+    response = client.get(page_url(name, key, console))
+
+    assert response.status_code == HTTPStatus.FOUND
+    assert response["Location"].startswith("/admin/login/")
+
+
+@pytest.mark.parametrize(
+    ("changelist", "action"),
+    [
+        ("admin:partners_partner_changelist", "clear_for_production"),
+        ("admin:partners_partner_changelist", "revoke_production_clearance"),
+        ("admin:partners_clientid_changelist", "revoke"),
+    ],
+)
+def test_actions_are_refused_to_a_partner_user(client, user, console, changelist, action):
+    client.force_login(user)
+    target = console["partner"] if "partner" in changelist else console["clientid"]
+
+    response = client.post(reverse(changelist), {"action": action, "_selected_action": [target], "confirmed": "yes"})
+
+    assert response.status_code == HTTPStatus.FOUND
+    assert not ClientId.objects.filter(revoked_at__isnull=False).exists()
+    assert not Partner.objects.get(pk=console["partner"]).is_cleared_for_production
