@@ -35,6 +35,13 @@ def token_for(user: User, environment: str) -> str:
     return str(token)
 
 
+def pytest_configure(config) -> None:
+    from django.conf import settings
+
+    # Live-server request threads would keep their connections open (CONN_MAX_AGE) and block dropping the test database.
+    settings.DATABASES["default"]["CONN_MAX_AGE"] = 0
+
+
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
