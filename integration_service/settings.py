@@ -199,6 +199,10 @@ PUSH_MAX_BODY_BYTES = env_int("PUSH_MAX_BODY_BYTES", 1024 * 1024)
 PUSH_MAX_DEPTH = env_int("PUSH_MAX_DEPTH", 32)
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(PUSH_MAX_BODY_BYTES, 2_621_440)
 
+# Cache list totals between pages (projects/totals.py). Only correct when every worker shares the cache, since a
+# write replaces the data version in the cache of the process that made it; so on by default with Redis only.
+PROJECT_TOTALS_CACHED = env_bool("PROJECT_TOTALS_CACHED", bool(REDIS_URL))
+
 PROJECT_PAGE_SIZE_DEFAULT = env_int("PROJECT_PAGE_SIZE_DEFAULT", 20)
 PROJECT_PAGE_SIZE_MAX = env_int("PROJECT_PAGE_SIZE_MAX", 100)
 

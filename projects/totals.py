@@ -13,6 +13,7 @@ import hashlib
 import time
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import QuerySet
@@ -46,7 +47,12 @@ def _version(partner_id: int, environment: str, kind: str) -> int:
 
 
 def project_total(queryset: QuerySet, *, partner_id: int, environment: str, filters: dict) -> int:
-    """queryset.count(), cached for these filters (whatever the page) while the data they depend on is unchanged."""
+    """queryset.count(), cached for these filters (whatever the page) while the data they depend on is unchanged.
+
+    Counted every time unless PROJECT_TOTALS_CACHED: a process-local cache would not see another worker's writes.
+    """
+    if not settings.PROJECT_TOTALS_CACHED:
+        return queryset.count()
     criteria = sorted((name, value) for name, value in filters.items() if name not in PAGING_PARAMETERS)
     versions = [_version(partner_id, environment, "created")]
     if "updatedDate" in filters:

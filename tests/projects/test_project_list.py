@@ -226,6 +226,12 @@ def test_list_items_have_the_same_shape_as_the_single_project(sandbox_client, pa
     assert item == single
 
 
+@pytest.fixture
+def cached_totals(settings):
+    settings.PROJECT_TOTALS_CACHED = True
+
+
+@pytest.mark.usefixtures("cached_totals")
 def test_totals_follow_every_change(sandbox_client, partner, django_capture_on_commit_callbacks):
     from ingest.services import mapping_document_import, projects_reprocess
 
@@ -250,6 +256,7 @@ def test_totals_follow_every_change(sandbox_client, partner, django_capture_on_c
     assert listing(sandbox_client, **after_update).json()["total"] == 1
 
 
+@pytest.mark.usefixtures("cached_totals")
 @pytest.mark.parametrize("limit", [1, 100])
 def test_listing_a_page_does_not_grow_with_the_page_size(
     sandbox_client, partner, make_project, django_assert_num_queries, limit
@@ -264,3 +271,13 @@ def test_listing_a_page_does_not_grow_with_the_page_size(
     # the next page reuses the counted total
     with django_assert_num_queries(4):
         assert listing(sandbox_client, limit=limit, page=2).json()["page"] == 2
+
+
+def test_without_a_shared_cache_every_page_counts_its_total(sandbox_client, partner, make_project, settings):
+    settings.PROJECT_TOTALS_CACHED = False
+    make_project(partner, external_id="A")
+    assert listing(sandbox_client).json()["total"] == 1
+
+    make_project(partner, external_id="B")  # as another worker's push would: no version moves in this process
+
+    assert listing(sandbox_client).json()["total"] == 2
