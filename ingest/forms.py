@@ -4,7 +4,7 @@ from typing import Any
 from django import forms
 
 from ingest.converters import MAPPING_TYPES
-from ingest.mapping_documents import TYPE_OPTIONS, rule_problems, rule_spec
+from ingest.mapping_documents import rule_problems
 from ingest.normalization import FieldRule
 from projects.canonical import CANONICAL_FIELDS
 
@@ -70,15 +70,13 @@ def workbench_initial(rules: list[FieldRule]) -> list[dict]:
         if rule is None:
             rows.append({"field": canonical.name})
             continue
-        spec = rule_spec(rule)
-        options = {key: spec[key] for key in TYPE_OPTIONS[rule.type] if key in spec}
-        default = spec.get("default")
+        default = rule.default
         rows.append(
             {
                 "field": canonical.name,
                 "source": rule.source,
                 "type": rule.type,
-                "options": json.dumps(options) if options else "",
+                "options": json.dumps(rule.options) if rule.options else "",
                 "default": "" if default is None else (default if isinstance(default, str) else json.dumps(default)),
                 "required": rule.required,
             }

@@ -1,5 +1,5 @@
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
@@ -210,15 +210,4 @@ def mapping_document_import(*, partner: Partner, document: Any) -> list[FieldMap
     """Replace the partner's mappings with the document's, or raise MappingDocumentInvalid and change nothing."""
     rules = parse_mapping_document(document)
     FieldMapping.objects.filter(partner=partner).delete()
-    return FieldMapping.objects.bulk_create(
-        FieldMapping(
-            partner=partner,
-            field=rule.field,
-            source=rule.source,
-            type=rule.type,
-            options=rule.options,
-            default=rule.default,
-            required=rule.required,
-        )
-        for rule in rules
-    )
+    return FieldMapping.objects.bulk_create(FieldMapping(partner=partner, **asdict(rule)) for rule in rules)

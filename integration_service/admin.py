@@ -31,4 +31,7 @@ class ExternalIdSearchMixin:
     def get_search_results(self, request: HttpRequest, queryset, search_term: str):
         if not search_term.strip():
             return queryset, False
-        return queryset.filter(external_id=search_term.strip()), False
+        return self.filter_by_external_id(queryset, search_term.strip()), False
+
+    def filter_by_external_id(self, queryset, external_id: str):
+        return queryset.filter(external_id=external_id)

@@ -2,12 +2,11 @@ import json
 
 from django.contrib import admin
 from django.db.models import QuerySet
-from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from ingest.models import RawPush
-from integration_service.admin import ReadOnlyAdminMixin
+from integration_service.admin import ExternalIdSearchMixin, ReadOnlyAdminMixin
 from projects.canonical import CANONICAL_FIELDS, format_canonical
 from projects.models import Project
 
@@ -31,7 +30,7 @@ class RawPushInline(ReadOnlyAdminMixin, admin.TabularInline):
 
 
 @admin.register(Project)
-class ProjectAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class ProjectAdmin(ExternalIdSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     """Projects are built by pushes and mappings; operators read them here and reprocess to change them."""
 
     fields = (
@@ -40,19 +39,14 @@ class ProjectAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "side_by_side",
     )
     readonly_fields = (*fields[0], *fields[1], "side_by_side")
-    search_fields = ("external_id",)
-    search_help_text = "The record id in the partner's CRM, exactly."
     # Grouped by partner and environment, newest first: the order of the (partner, environment, updated_date, id)
     # index read backwards, so a page of a million projects is read, not sorted.
     ordering = ("-partner_id", "-environment", "-updated_date", "-id")
 
-    def get_search_results(self, request: HttpRequest, queryset: QuerySet[Project], search_term: str):
-        """Exact external id, found through the raw pushes' index (every project was made by a push), so the
-        projects table needs no index of its own for it: every push updates its project and all its indexes."""
-        if not search_term.strip():
-            return queryset, False
-        pushed = RawPush.objects.filter(external_id=search_term.strip()).values("project_id")
-        return queryset.filter(pk__in=pushed), False
+    def filter_by_external_id(self, queryset: QuerySet[Project], external_id: str) -> QuerySet[Project]:
+        """Through the raw pushes' index (every project was made by a push), so the projects table needs no index
+        of its own for it: every push updates its project and all its indexes."""
+        return queryset.filter(pk__in=RawPush.objects.filter(external_id=external_id).values("project_id"))
 
     inlines = [RawPushInline]
 

@@ -43,8 +43,9 @@ class ProjectListView(APIView):
         responses={200: ProjectPageSerializer, **problem_responses(400, 401, 403, 429)},
     )
     def get(self, request: Request, environment: str) -> Response:
+        params = request.query_params.dict()  # a plain dict, so "page=" is an invalid value, not a missing one
         paging = ProjectPageQuerySerializer(
-            data=request.query_params.dict(),  # a plain dict, so "page=" is an invalid value, not a missing one
+            data=params,
             max_limit=settings.PROJECT_PAGE_SIZE_MAX,
             default_limit=settings.PROJECT_PAGE_SIZE_DEFAULT,
         )
@@ -61,7 +62,7 @@ class ProjectListView(APIView):
             projects,
             partner_id=request.client_id.partner_id,
             environment=environment,
-            filters=request.query_params.dict(),
+            filters=params,
         )
         page = page_of(projects, **paging.validated_data, total=total)
         page["items"] = ProjectSerializer(page["items"], many=True).data
