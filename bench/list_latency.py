@@ -149,8 +149,8 @@ def main() -> None:
     finally:
         server.terminate()
 
-    everything = project_list(partner=big, environment="sandbox", filters={})
-    month = project_list(partner=big, environment="sandbox", filters={"updatedDate": "btw:2024-06-01_2024-06-30"})
+    everything = project_list(partner_id=big.pk, environment="sandbox", filters={})
+    month = project_list(partner_id=big.pk, environment="sandbox", filters={"updatedDate": "btw:2024-06-01_2024-06-30"})
     middle = total // 2
     with connection.cursor() as cursor:
         for label, queryset in (

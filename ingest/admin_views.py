@@ -73,7 +73,7 @@ def mapping_workbench(request: HttpRequest, partner_id: int, model_admin: admin.
             preview = mapping_preview(partner=partner, rules=parse_mapping_document(document), limit=PREVIEW_PUSHES)
     else:
         formset = MappingRowFormSet(
-            initial=workbench_initial(mapping_rules_for_partner(partner=partner)), prefix="rows"
+            initial=workbench_initial(mapping_rules_for_partner(partner_id=partner.pk)), prefix="rows"
         )
     context = {
         **model_admin.admin_site.each_context(request),

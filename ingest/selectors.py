@@ -3,25 +3,32 @@ from collections import Counter
 from django.db.models import Count, Max
 
 from ingest.discovery import DiscoveredKey, discover_keys
-from ingest.mapping_documents import mapping_document
+from ingest.mapping_documents import mapping_document, rule_from_spec
 from ingest.models import FieldMapping, RawPush
 from ingest.normalization import FieldRule, normalize
+from integration_service.rows import rows_select
 from partners.choices import Environment
 from partners.models import Partner
 from projects.canonical import CANONICAL_FIELDS, CANONICAL_FIELDS_BY_NAME, format_canonical
 from projects.choices import MappingStatus
 
+_RULE_COLUMNS = ("field", "source", "type", "options", "default", "required")
 _FIELD_ORDER = {canonical.name: index for index, canonical in enumerate(CANONICAL_FIELDS)}
 
 
-def mapping_rules_for_partner(*, partner: Partner) -> list[FieldRule]:
-    """The partner's mappings as engine rules, in canonical field order."""
-    mappings = FieldMapping.objects.filter(partner=partner)
-    return sorted((mapping.as_rule() for mapping in mappings), key=lambda rule: _FIELD_ORDER[rule.field])
+def mapping_rules_for_partner(*, partner_id: int) -> list[FieldRule]:
+    """The partner's mappings as engine rules, in canonical field order.
+
+    Read on every push, and so read without the ORM's compilation (integration_service/rows.py); rules are built
+    as FieldMapping.as_rule() builds them.
+    """
+    rows = rows_select(FieldMapping, attnames=_RULE_COLUMNS, where={"partner_id": partner_id})
+    rules = (rule_from_spec(row["field"], {**(row["options"] or {}), **row}) for row in rows)
+    return sorted(rules, key=lambda rule: _FIELD_ORDER[rule.field])
 
 
 def mapping_document_export(*, partner: Partner) -> dict:
-    return mapping_document(mapping_rules_for_partner(partner=partner))
+    return mapping_document(mapping_rules_for_partner(partner_id=partner.pk))
 
 
 def partner_onboarding(*, partner: Partner, recent: int = 200) -> dict:
@@ -30,7 +37,7 @@ def partner_onboarding(*, partner: Partner, recent: int = 200) -> dict:
     The latest `recent` sandbox pushes are normalized with the current mappings, so the share reflects a mapping
     change at once, before any reprocessing; only those pushes are read, whatever the partner's history.
     """
-    rules = mapping_rules_for_partner(partner=partner)
+    rules = mapping_rules_for_partner(partner_id=partner.pk)
     pushes = (
         RawPush.objects.filter(partner=partner, environment=Environment.SANDBOX)
         .order_by("-received_at", "-id")
@@ -64,7 +71,7 @@ def pushes_recent(*, partner: Partner, limit: int) -> list[RawPush]:
 
 def source_key_discovery(*, partner: Partner, sample: int = 1000) -> list[DiscoveredKey]:
     """Key paths of the partner's latest `sample` pushes, with counts, examples and the mappings that use them."""
-    sources = {rule.field: rule.source for rule in mapping_rules_for_partner(partner=partner)}
+    sources = {rule.field: rule.source for rule in mapping_rules_for_partner(partner_id=partner.pk)}
     return discover_keys((push.data for push in pushes_recent(partner=partner, limit=sample)), sources)
 
 

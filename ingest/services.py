@@ -2,7 +2,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from ingest.mapping_documents import parse_mapping_document
@@ -10,6 +10,7 @@ from ingest.merge_patch import merge_patch
 from ingest.models import FieldMapping, RawPush, ReprocessRun
 from ingest.normalization import FieldRule, NormalizationResult, normalize
 from ingest.selectors import mapping_rules_for_partner
+from integration_service.rows import instance_from_row, row_insert, rows_select, rows_update
 from partners.models import ClientId, Partner, User
 from projects.canonical import CANONICAL_ATTNAMES
 from projects.models import Project
@@ -39,35 +40,48 @@ def project_apply_normalization(*, project: Project, result: NormalizationResult
     return _normalized_state(project) != before
 
 
-def _project_lock_or_create(
-    *, partner: Partner, environment: str, external_id: str, data: dict, rules: list[FieldRule]
-) -> tuple[Project, bool]:
-    """The existing project locked for update, or a new one built from `data`. Safe under concurrent pushes."""
-    lookup = {"partner": partner, "environment": environment, "external_id": external_id}
-    project = Project.objects.select_for_update().filter(**lookup).first()
+_PROJECT_COLUMNS = tuple(field.attname for field in Project._meta.concrete_fields)
+_PROJECT_STATE = ("id", "submitted_date", "updated_date", "source_data", *NORMALIZED_ATTNAMES)
+_PROJECT_WRITE = ("source_data", "updated_date", *NORMALIZED_ATTNAMES)
+
+
+def _project_locked(*, key: dict) -> Project | None:
+    """The project with this (partner_id, environment, external_id), locked until the transaction ends."""
+    rows = rows_select(Project, attnames=_PROJECT_STATE, where=key, for_update=True)
+    return instance_from_row(Project, {**key, **rows[0]}) if rows else None
+
+
+def _project_lock_or_create(*, key: dict, data: dict, rules: list[FieldRule]) -> tuple[Project, bool]:
+    """The existing project locked for update, or a new one built from `data`. Safe under concurrent pushes.
+
+    Two first pushes of one id may race: the loser's INSERT finds the winner's row (waiting for its transaction
+    to end first) and inserts nothing, and the loser then locks that row and applies its push as an update.
+    """
+    project = _project_locked(key=key)
     if project is not None:
         return project, False
     now = timezone.now()
-    project = Project(**lookup, source_data=merge_patch({}, data), submitted_date=now, updated_date=now)
+    project = Project(**key, source_data=merge_patch({}, data), submitted_date=now, updated_date=now)
     project_apply_normalization(project=project, result=normalize(project.source_data, rules))
-    try:
-        with transaction.atomic():  # a savepoint: a concurrent insert of the same id must not spoil the outer one
-            project.save(force_insert=True)
+    values = {attname: getattr(project, attname) for attname in _PROJECT_COLUMNS}
+    if row_insert(Project, values=values, ignore_conflicts=True):
         return project, True
-    except IntegrityError:
-        return Project.objects.select_for_update().get(**lookup), False
+    return _project_locked(key=key), False
 
 
 @transaction.atomic
 def push_receive(
     *, client_id: ClientId, user: User, environment: str, external_id: str, data: dict, body: str
 ) -> PushResult:
-    """Store a push verbatim and upsert its project (merge patch + normalization), in one transaction."""
-    partner = client_id.partner
-    rules = mapping_rules_for_partner(partner=partner)
-    project, created = _project_lock_or_create(
-        partner=partner, environment=environment, external_id=external_id, data=data, rules=rules
-    )
+    """Store a push verbatim and upsert its project (merge patch + normalization), in one transaction.
+
+    This is the service's hot path (every save in every partner's CRM): its statements go through
+    integration_service/rows.py rather than the ORM's compiler, four or five of them whatever the payload.
+    """
+    partner_id = client_id.partner_id
+    rules = mapping_rules_for_partner(partner_id=partner_id)
+    key = {"partner_id": partner_id, "environment": environment, "external_id": external_id}
+    project, created = _project_lock_or_create(key=key, data=data, rules=rules)
     changed = created
     if not created:
         source_data = merge_patch(project.source_data, data)
@@ -77,44 +91,24 @@ def push_receive(
         changed = source_changed or fields_changed
         if changed:
             project.updated_date = timezone.now()
-            project.save(update_fields=["source_data", "updated_date", *NORMALIZED_ATTNAMES])
+            rows_update(Project, instances=[project], attnames=_PROJECT_WRITE)
     if changed:
-        projects_changed(partner_id=partner.pk, environment=environment, created=created)
-    RawPush.objects.create(
-        partner=partner,
-        environment=environment,
-        external_id=external_id,
-        project=project,
-        body=body,
-        data=data,
-        user=user,
-        client_id=client_id,
-        created_project=created,
-        changed_project=changed,
-    )
+        projects_changed(partner_id=partner_id, environment=environment, created=created)
+    raw_push = {
+        "partner_id": partner_id,
+        "environment": environment,
+        "external_id": external_id,
+        "project_id": project.id,
+        "body": body,
+        "data": data,
+        "received_at": timezone.now(),
+        "user_id": user.pk,
+        "client_id_id": client_id.pk,
+        "created_project": created,
+        "changed_project": changed,
+    }
+    row_insert(RawPush, values=raw_push)
     return PushResult(project=project, created=created, changed=changed)
-
-
-def _projects_write(projects: list[Project], attnames: list[str]) -> None:
-    """Write these columns of many projects: one UPDATE per row, sent as one executemany batch.
-
-    bulk_update() builds a CASE expression per column and ran at about 200 projects a second here; psycopg 3
-    pipelines executemany, which made the same writes ten times faster (a single UPDATE ... FROM VALUES was
-    slower still: the cost is in the rows and their indexes, not in round trips).
-    """
-    if not projects:
-        return
-    fields = [Project._meta.get_field(attname) for attname in attnames]
-    quote = connection.ops.quote_name
-    assignments = ", ".join(f"{quote(field.column)} = %s" for field in fields)
-    sql = f"UPDATE {quote(Project._meta.db_table)} SET {assignments} WHERE {quote(Project._meta.pk.column)} = %s"
-    rows = [
-        [field.get_db_prep_save(getattr(project, field.attname), connection) for field in fields]
-        + [Project._meta.pk.get_db_prep_save(project.pk, connection)]
-        for project in projects
-    ]
-    with connection.cursor() as cursor:
-        cursor.executemany(sql, rows)
 
 
 @dataclass(frozen=True)
@@ -136,7 +130,7 @@ def projects_reprocess(
     so a concurrent push to the same project waits instead of being overwritten. Only projects whose
     normalized fields change get a new updatedDate.
     """
-    rules = mapping_rules_for_partner(partner=partner)
+    rules = mapping_rules_for_partner(partner_id=partner.pk)
     projects = Project.objects.filter(partner=partner)
     if environment:
         projects = projects.filter(environment=environment)
@@ -157,7 +151,7 @@ def projects_reprocess(
                 if project_apply_normalization(project=project, result=normalize(project.source_data, rules)):
                     project.updated_date = now
                     updated.append(project)
-            _projects_write(updated, ["updated_date", *NORMALIZED_ATTNAMES])
+            rows_update(Project, instances=updated, attnames=["updated_date", *NORMALIZED_ATTNAMES])
             for environment in {project.environment for project in updated}:
                 projects_changed(partner_id=partner.pk, environment=environment, created=False)
         last_id = batch[-1].id

@@ -17,6 +17,7 @@ from rest_framework_simplejwt.tokens import AccessToken
 from integration_service.errors import ServiceError
 from partners.choices import CLIENT_ID_PREFIXES, ClearanceAction, Environment
 from partners.models import ClientId, Partner, ProductionClearanceEvent, User
+from partners.selectors import client_id_for_key, client_id_hash, partner_is_cleared_for_production
 
 # --- partners and users -------------------------------------------------------------------------------------------
 
@@ -77,11 +78,6 @@ def partner_revoke_production_clearance(*, partner: Partner, performed_by: User 
 VISIBLE_PREFIX_LENGTH = 12
 
 
-def client_id_hash(key: str) -> str:
-    # The key is 256 random bits, so a fast hash is enough; it must be deterministic to look keys up.
-    return hashlib.sha256(key.encode()).hexdigest()
-
-
 def client_id_issue(
     *,
     partner: Partner,
@@ -130,7 +126,7 @@ def client_id_check(*, key: str | None, user: User, environment: str) -> ClientI
     """The ClientID of a request, if it may be used by this user in this environment; records its use."""
     if not key or not key.strip():
         raise ClientIdRejected("The ClientID header is missing.")
-    client_id = ClientId.objects.select_related("partner").filter(key_hash=client_id_hash(key.strip())).first()
+    client_id = client_id_for_key(key=key.strip())
     if client_id is None:
         raise ClientIdRejected("The ClientID is not valid.")
     if client_id.is_revoked:
@@ -142,7 +138,7 @@ def client_id_check(*, key: str | None, user: User, environment: str) -> ClientI
             f"The ClientID is for the {client_id.environment} environment; "
             f"use it under {_other_root(client_id.environment)}."
         )
-    if environment == Environment.PRODUCTION and not client_id.partner.is_cleared_for_production:
+    if environment == Environment.PRODUCTION and not partner_is_cleared_for_production(partner_id=user.partner_id):
         raise ClientIdRejected("The partner is not yet cleared for production; keep integrating against the sandbox.")
     _client_id_record_use(client_id)
     return client_id

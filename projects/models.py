@@ -10,8 +10,8 @@ from projects.choices import MappingStatus, ProjectStatus
 
 
 class ProjectQuerySet(models.QuerySet):
-    def for_partner(self, partner: Partner, environment: str) -> "ProjectQuerySet":
-        return self.filter(partner=partner, environment=environment)
+    def for_partner(self, partner_id: int, environment: str) -> "ProjectQuerySet":
+        return self.filter(partner_id=partner_id, environment=environment)
 
 
 def _text(max_length: int = 255) -> models.CharField:

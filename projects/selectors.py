@@ -3,23 +3,22 @@ import uuid
 from django.db.models import QuerySet
 from rest_framework.exceptions import ValidationError
 
-from partners.models import Partner
 from projects.filters import ProjectFilter
 from projects.models import Project
 
 
-def project_get(*, partner: Partner, environment: str, project_id: str) -> Project | None:
+def project_get(*, partner_id: int, environment: str, project_id: str) -> Project | None:
     """The partner's project in this environment, or None (also for an id that is not a UUID)."""
     try:
         pk = uuid.UUID(project_id)
     except ValueError:
         return None
-    return Project.objects.for_partner(partner, environment).filter(pk=pk).first()
+    return Project.objects.for_partner(partner_id, environment).filter(pk=pk).first()
 
 
-def project_list(*, partner: Partner, environment: str, filters: dict) -> QuerySet[Project]:
+def project_list(*, partner_id: int, environment: str, filters: dict) -> QuerySet[Project]:
     """The partner's projects in this environment, filtered and ordered as the query string says."""
-    filterset = ProjectFilter(data=filters, queryset=Project.objects.for_partner(partner, environment))
+    filterset = ProjectFilter(data=filters, queryset=Project.objects.for_partner(partner_id, environment))
     if not filterset.is_valid():
         raise ValidationError(filterset.errors)
     return filterset.qs

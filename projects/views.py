@@ -52,7 +52,7 @@ class ProjectListView(APIView):
         errors = {} if paging.is_valid() else dict(paging.errors)
         try:
             projects = project_list(
-                partner=request.client_id.partner, environment=environment, filters=request.query_params
+                partner_id=request.client_id.partner_id, environment=environment, filters=request.query_params
             )
         except ValidationError as invalid:
             errors.update(invalid.detail)
@@ -80,7 +80,7 @@ class ProjectDetailView(APIView):
         responses={200: ProjectSerializer, **problem_responses(401, 403, 404, 429)},
     )
     def get(self, request: Request, environment: str, project_id: str) -> Response:
-        project = project_get(partner=request.client_id.partner, environment=environment, project_id=project_id)
+        project = project_get(partner_id=request.client_id.partner_id, environment=environment, project_id=project_id)
         if project is None:
             raise NotFound("No project with this id exists for your partner in this environment.")
         return Response(ProjectSerializer(project).data)

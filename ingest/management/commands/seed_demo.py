@@ -10,7 +10,8 @@ from ingest.demo import DEMO_MAPPING_DOCUMENT, DEMO_RECORDS
 from ingest.services import mapping_document_import, push_receive
 from partners.choices import CLIENT_ID_PREFIXES, Environment
 from partners.models import ClientId, Partner, User
-from partners.services import client_id_hash, client_id_issue, partner_clear_for_production
+from partners.selectors import client_id_hash
+from partners.services import client_id_issue, partner_clear_for_production
 from projects.models import Project
 
 DEMO_PARTNER_SLUG = "demo-solar"
