@@ -3,7 +3,8 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from projects.serializers import IssueSerializer
+from ingest.services import PushResult
+from projects.serializers import IssueSerializer, iso_datetime
 
 EXTERNAL_ID_MAX_LENGTH = 255
 
@@ -73,6 +74,8 @@ class PushSerializer(serializers.Serializer):
 
 
 class PushResponseSerializer(serializers.Serializer):
+    """The answer to a push, built from a PushResult. The fields document it; the body is written directly."""
+
     id = serializers.UUIDField(help_text="The project's id in the service, for GET integration/projects/{id}.")
     externalId = serializers.CharField()
     created = serializers.BooleanField(help_text="This push created the project (status 201).")
@@ -81,3 +84,16 @@ class PushResponseSerializer(serializers.Serializer):
     issues = IssueSerializer(many=True)
     submittedDate = serializers.DateTimeField()
     updatedDate = serializers.DateTimeField()
+
+    def to_representation(self, result: PushResult) -> dict:
+        project = result.project
+        return {
+            "id": str(project.id),
+            "externalId": project.external_id,
+            "created": result.created,
+            "changed": result.changed,
+            "mappingStatus": project.mapping_status,
+            "issues": project.issues,
+            "submittedDate": iso_datetime(project.submitted_date),
+            "updatedDate": iso_datetime(project.updated_date),
+        }

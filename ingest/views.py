@@ -39,17 +39,6 @@ class PushView(APIView):
             data=serializer.validated_data["data"],
             body=decode_body(body, request.encoding),
         )
-        project = result.project
-        response = PushResponseSerializer(
-            {
-                "id": project.id,
-                "externalId": project.external_id,
-                "created": result.created,
-                "changed": result.changed,
-                "mappingStatus": project.mapping_status,
-                "issues": project.issues,
-                "submittedDate": project.submitted_date,
-                "updatedDate": project.updated_date,
-            }
+        return Response(
+            PushResponseSerializer(result).data, status=HTTPStatus.CREATED if result.created else HTTPStatus.OK
         )
-        return Response(response.data, status=HTTPStatus.CREATED if result.created else HTTPStatus.OK)

@@ -39,7 +39,7 @@ def _canonical_serializer_field(field: CanonicalField) -> serializers.Field:
     return serializers.CharField(**options)
 
 
-def _iso_datetime(value: datetime) -> str:
+def iso_datetime(value: datetime) -> str:
     return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
@@ -59,8 +59,8 @@ def project_representation(project: Project) -> dict:
     body = {
         "id": str(project.id),
         "externalId": project.external_id,
-        "submittedDate": _iso_datetime(project.submitted_date),
-        "updatedDate": _iso_datetime(project.updated_date),
+        "submittedDate": iso_datetime(project.submitted_date),
+        "updatedDate": iso_datetime(project.updated_date),
         "mappingStatus": project.mapping_status,
         "issues": project.issues,
     }
