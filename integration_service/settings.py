@@ -96,6 +96,10 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Parameters travel apart from the SQL, so psycopg prepares a statement run often (a push's few) and
+    # PostgreSQL stops parsing and planning it anew on every request.
+    DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "partners.User"
