@@ -75,7 +75,8 @@ class RawPush(models.Model):
     partner = models.ForeignKey(Partner, on_delete=models.PROTECT, related_name="raw_pushes", db_index=False)
     environment = models.CharField(max_length=10, choices=Environment.choices)
     external_id = models.CharField(max_length=255)
-    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="raw_pushes")
+    # No index of its own either: the (project, received_at) index leads with it.
+    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="raw_pushes", db_index=False)
     body = models.TextField(help_text="The request body exactly as received.")
     data = models.JSONField(help_text="The body's data object, for queries and key discovery.")
     received_at = models.DateTimeField(default=timezone.now)
