@@ -184,8 +184,12 @@ def convert_email(value: Any, options: dict) -> str:
 
 
 def convert_phone(value: Any, options: dict) -> str:
-    text = convert_string(value, options)
-    region = options.get("region", "US")
+    return _phone_e164(convert_string(value, options), options.get("region", "US"))
+
+
+@functools.lru_cache(maxsize=8192)
+def _phone_e164(text: str, region: str) -> str:
+    # The slowest conversion (about 0.1 ms), and a CRM resends a project's same number with every update.
     try:
         number = phonenumbers.parse(text, region)
     except phonenumbers.NumberParseException as error:
