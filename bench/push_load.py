@@ -28,11 +28,8 @@ from partners.services import client_id_issue
 LUA = str(_setup.ROOT / "bench" / "push.lua")
 
 
-def wrk(url: str, *, seconds: int, connections: int, env: dict) -> dict:
-    if "externals/push" in url or "baseline" in url:
-        request = ["-s", LUA]
-    else:  # a GET with the push's credentials
-        request = ["-H", f"Authorization: Bearer {env['BENCH_TOKEN']}", "-H", f"ClientID: {env['BENCH_CLIENT_ID']}"]
+def wrk(url: str, *, seconds: int, connections: int, env: dict, request: list[str]) -> dict:
+    """`request`: wrk's arguments for what it sends (the push script, or headers for a GET)."""
     output = subprocess.run(
         ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", *request, url],
         env={**os.environ, **env},
@@ -99,21 +96,22 @@ def main() -> None:
             except OSError:
                 time.sleep(0.1)
         push_env = {"BENCH_TOKEN": str(token), "BENCH_CLIENT_ID": key}
-        targets = {
-            "baseline upsert": (base + "/bench/baseline-upsert", {}),
-            "push": (base + "/sandbox/api/v1/externals/push", push_env),
+        credentials = ["-H", f"Authorization: Bearer {token}", "-H", f"ClientID: {key}"]
+        targets = {  # name: (url, environment of the wrk script, what wrk sends)
+            "baseline upsert": (base + "/bench/baseline-upsert", {}, ["-s", LUA]),
+            "push": (base + "/sandbox/api/v1/externals/push", push_env, ["-s", LUA]),
             # The floor under any authenticated call: JWT, user, ClientID, one look-up, a problem+json 404.
-            "authenticated 404": (base + f"/sandbox/api/v1/integration/projects/{uuid.UUID(int=0)}", push_env),
+            "authenticated 404": (base + f"/sandbox/api/v1/integration/projects/{uuid.UUID(int=0)}", {}, credentials),
         }
-        for url, env in targets.values():  # warm up: connections, caches, and the 20,000 rows to update
-            wrk(url, seconds=5, connections=args.connections, env=env)
+        for url, env, request in targets.values():  # warm up: connections, caches, and the 20,000 rows to update
+            wrk(url, seconds=5, connections=args.connections, env=env, request=request)
         with connection.cursor() as cursor:
             # As autovacuum would soon: planned on the statistics of the empty tables, the project look-up
             # scanned the partner's whole index range instead of its unique (partner, environment, id) key.
             cursor.execute("ANALYZE")
         results = {
-            name: wrk(url, seconds=args.seconds, connections=args.connections, env=env)
-            for name, (url, env) in targets.items()
+            name: wrk(url, seconds=args.seconds, connections=args.connections, env=env, request=request)
+            for name, (url, env, request) in targets.items()
         }
     finally:
         server.terminate()

@@ -105,13 +105,18 @@ def rows_update(model: type[models.Model], *, instances: Iterable[models.Model],
     still: the cost is in the rows and their indexes, not in round trips).
     """
     attnames = tuple(attnames)
-    fields = _fields(model, attnames)
     pk = model._meta.pk
     rows = [
-        [field.get_db_prep_save(getattr(instance, field.attname), connection) for field in fields]
-        + [pk.get_db_prep_save(instance.pk, connection)]
+        [
+            *_prepared(model, {attname: getattr(instance, attname) for attname in attnames}),
+            pk.get_db_prep_save(instance.pk, connection),
+        ]
         for instance in instances
     ]
-    if rows:
-        with connection.cursor() as cursor:
+    if not rows:
+        return
+    with connection.cursor() as cursor:
+        if len(rows) == 1:  # a push's one row: a plain statement, without executemany's pipeline round
+            cursor.execute(_update_sql(model, attnames), rows[0])
+        else:
             cursor.executemany(_update_sql(model, attnames), rows)
