@@ -9,6 +9,7 @@ from http import HTTPStatus
 from typing import Any
 
 from django.http import Http404, JsonResponse
+from django.urls import NoReverseMatch, reverse
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
@@ -64,6 +65,29 @@ def _validation_summary(errors: list[dict[str, str]]) -> str:
     return summary if len(errors) == 1 else f"{summary} (and {len(errors) - 1} more problem(s))"
 
 
+def _login_path(request: Any) -> str:
+    """The login route under the root the request came to, so a hint names the right one."""
+    namespace = getattr(getattr(request, "resolver_match", None), "namespace", "") or "production"
+    try:
+        return reverse(f"{namespace}:login")
+    except NoReverseMatch:
+        return reverse("production:login")
+
+
+def _authentication_detail(code: str, request: Any) -> str | None:
+    """Say what to do instead of what went wrong, for the 401s a partner's developer meets first."""
+    login = f"POST {_login_path(request)}"
+    if code == "not_authenticated":
+        if request is not None and request.headers.get("Authorization"):
+            return f"Send the token as 'Authorization: Bearer <token>', the token being the one {login} returned."
+        return f"No token was sent. Log in at {login} and send the token as 'Authorization: Bearer <token>'."
+    if code == "bad_authorization_header":
+        return f"Send the token as 'Authorization: Bearer <token>' (one space, no quotes), from {login}."
+    if code == "token_not_valid":
+        return f"The token is not valid or has expired. Log in again at {login} and send the new token."
+    return None
+
+
 def _api_exception_problem(exc: exceptions.APIException) -> dict[str, Any]:
     if isinstance(exc, exceptions.ValidationError):
         errors = flatten_validation_errors(exc.detail)
@@ -85,6 +109,8 @@ def problem_exception_handler(exc: Exception, context: dict) -> Response | None:
         headers.update(exc.headers)
     elif isinstance(exc, exceptions.APIException):
         body = _api_exception_problem(exc)
+        if exc.status_code == 401:
+            body["detail"] = _authentication_detail(body["code"], context.get("request")) or body["detail"]
         if getattr(exc, "auth_header", None):
             headers["WWW-Authenticate"] = exc.auth_header
         if getattr(exc, "wait", None) is not None:

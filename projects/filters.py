@@ -45,11 +45,16 @@ class TieBreakingOrderingFilter(django_filters.OrderingFilter):
         return qs.order_by(*fields, tie_breaker)
 
 
+ORDERING_CHOICES = ("updatedDate", "-updatedDate", "submittedDate", "-submittedDate")
+
+
 class ProjectFilter(django_filters.FilterSet):
+    externalId = django_filters.CharFilter(field_name="external_id", lookup_expr="exact")
     submittedDate = DateExpressionFilter(field_name="submitted_date")
     updatedDate = DateExpressionFilter(field_name="updated_date")
     ordering = TieBreakingOrderingFilter(
         fields=(("updated_date", "updatedDate"), ("submitted_date", "submittedDate")),
+        error_messages={"invalid_choice": f"'%(value)s' is not an ordering; use one of {', '.join(ORDERING_CHOICES)}."},
     )
 
     class Meta:

@@ -80,7 +80,10 @@ class _ProjectSerializerBase(serializers.Serializer):
     issues = IssueSerializer(many=True, read_only=True)
 
     def to_representation(self, instance: Project) -> dict:
-        return project_representation(instance)
+        body = project_representation(instance)
+        for name in self.context.get("exclude", ()):
+            del body[name]
+        return body
 
 
 # The canonical fields come from the one registry (projects.canonical), in its order, after the envelope.
@@ -89,7 +92,8 @@ ProjectSerializer = type(
     (_ProjectSerializerBase,),
     {
         **{field.name: _canonical_serializer_field(field) for field in CANONICAL_FIELDS},
-        "data": serializers.JSONField(source="source_data", read_only=True),
+        # Not read-only, so that the schema does not require it: a list asked with exclude=data leaves it out.
+        "data": serializers.JSONField(source="source_data", required=False),
         "__doc__": "A project as the partner pulls it: envelope, canonical fields (null when unmapped), source data.",
     },
 )

@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 TOTAL_TIMEOUT_SECONDS = 600
-PAGING_PARAMETERS = frozenset({"page", "limit"})
+PAGING_PARAMETERS = frozenset({"page", "limit", "exclude"})  # parameters that do not change the total
 
 
 def _version_key(partner_id: int, environment: str, kind: str) -> str:

@@ -6,6 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from integration_service.openapi import problem_responses
+from projects.filters import ORDERING_CHOICES
 from projects.pagination import page_of
 from projects.selectors import project_get, project_list
 from projects.serializers import ProjectPageQuerySerializer, ProjectPageSerializer, ProjectSerializer
@@ -16,6 +17,7 @@ DATE_FILTER_DESCRIPTION = (
     "ISO 8601 date-time (no offset means UTC)."
 )
 DATE_FILTER_PATTERN = r"^(?:gt|lt|eq|btw):\S+$"
+EXCLUDABLE_MEMBERS = ("data",)
 LIST_PARAMETERS = [
     OpenApiParameter("page", {"type": "integer", "minimum": 1, "default": 1}, description="Page number, from 1."),
     OpenApiParameter(
@@ -27,9 +29,34 @@ LIST_PARAMETERS = [
         "ordering",
         str,
         description="Sort order; the default is newest updatedDate first.",
-        enum=["updatedDate", "-updatedDate", "submittedDate", "-submittedDate"],
+        enum=list(ORDERING_CHOICES),
+    ),
+    OpenApiParameter("externalId", str, description="Only the project with this id of your CRM (exact match)."),
+    OpenApiParameter(
+        "exclude",
+        str,
+        enum=list(EXCLUDABLE_MEMBERS),
+        description="exclude=data leaves the accumulated source data out of every item, for lighter pages.",
     ),
 ]
+LIST_PARAMETER_NAMES = tuple(parameter.name for parameter in LIST_PARAMETERS)
+
+
+def _unknown_parameter_errors(params: dict) -> dict[str, list[str]]:
+    """A typo must not silently return every project (CONTRACT §6): name it and the parameters there are."""
+    valid = ", ".join(LIST_PARAMETER_NAMES)
+    return {
+        name: [f"Unknown parameter; the valid ones are {valid}."] for name in params if name not in LIST_PARAMETER_NAMES
+    }
+
+
+def _excluded_members(params: dict) -> tuple[set[str], dict[str, list[str]]]:
+    names = {name.strip() for name in params.get("exclude", "").split(",")} - {""}
+    unknown = sorted(names - set(EXCLUDABLE_MEMBERS))
+    if unknown or ("exclude" in params and not names):
+        choices = ", ".join(EXCLUDABLE_MEMBERS)
+        return set(), {"exclude": [f"Only {choices} can be left out (exclude={choices}); leave the parameter out."]}
+    return names, {}
 
 
 class ProjectListView(APIView):
@@ -49,7 +76,11 @@ class ProjectListView(APIView):
             max_limit=settings.PROJECT_PAGE_SIZE_MAX,
             default_limit=settings.PROJECT_PAGE_SIZE_DEFAULT,
         )
-        errors = {} if paging.is_valid() else dict(paging.errors)
+        errors = _unknown_parameter_errors(params)
+        if not paging.is_valid():
+            errors.update(paging.errors)
+        excluded, exclude_errors = _excluded_members(params)
+        errors.update(exclude_errors)
         try:
             projects = project_list(
                 partner_id=request.client_id.partner_id, environment=environment, filters=request.query_params
@@ -65,7 +96,7 @@ class ProjectListView(APIView):
             filters=params,
         )
         page = page_of(projects, **paging.validated_data, total=total)
-        page["items"] = ProjectSerializer(page["items"], many=True).data
+        page["items"] = ProjectSerializer(page["items"], many=True, context={"exclude": excluded}).data
         return Response(page)
 
 

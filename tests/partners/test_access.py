@@ -52,7 +52,24 @@ class TestToken:
         assert response.status_code == HTTPStatus.UNAUTHORIZED
         assert response["WWW-Authenticate"] == 'Bearer realm="integration"'
         assert response["Content-Type"] == "application/problem+json"
-        assert response.json() == unauthorized("Authentication credentials were not provided.", "not_authenticated")
+        assert response.json() == unauthorized(
+            f"No token was sent. Log in at POST {url(environment, 'login')} and send the token as "
+            "'Authorization: Bearer <token>'.",
+            "not_authenticated",
+        )
+
+    @pytest.mark.parametrize("header", ["Token abc", "abc", "JWT abc"])
+    def test_a_token_without_bearer_says_how_to_send_it(self, method, name, kwargs, environment, header, sandbox_key):
+        client = client_with({"HTTP_AUTHORIZATION": header, "HTTP_CLIENTID": sandbox_key})
+
+        response = call(client, method, environment, name, kwargs)
+
+        assert response.status_code == HTTPStatus.UNAUTHORIZED
+        assert response.json() == unauthorized(
+            "Send the token as 'Authorization: Bearer <token>', the token being the one "
+            f"POST {url(environment, 'login')} returned.",
+            "not_authenticated",
+        )
 
     @pytest.mark.parametrize("header", ["Bearer not.a.jwt", "Bearer ", "Basic dXNlcjpwYXNz", "Bearer a b"])
     def test_malformed_token_is_401(self, method, name, kwargs, environment, header, sandbox_key):
@@ -72,7 +89,11 @@ class TestToken:
         response = call(client, method, environment, name, kwargs)
 
         assert response.status_code == HTTPStatus.UNAUTHORIZED
-        assert response.json() == unauthorized("Given token not valid for any token type", "token_not_valid")
+        assert response.json() == unauthorized(
+            f"The token is not valid or has expired. Log in again at POST {url(environment, 'login')} and send the "
+            "new token.",
+            "token_not_valid",
+        )
 
     def test_token_signed_with_another_key_is_401(self, method, name, kwargs, environment, user, settings):
         token = token_for(user, environment)

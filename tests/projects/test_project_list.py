@@ -91,7 +91,13 @@ def test_limit_of_100_is_allowed(sandbox_client):
         ({"limit": "1.5"}, [{"field": "limit", "message": "A valid integer is required."}]),
         (
             {"ordering": "name"},
-            [{"field": "ordering", "message": "Select a valid choice. name is not one of the available choices."}],
+            [
+                {
+                    "field": "ordering",
+                    "message": "'name' is not an ordering; use one of updatedDate, -updatedDate, submittedDate, "
+                    "-submittedDate.",
+                }
+            ],
         ),
         (
             {"limit": "0", "updatedDate": "after:2026-01-01"},
