@@ -3,8 +3,12 @@
 A push runs on every save in a partner's CRM. The ORM compiles each statement anew, which cost 0.3-0.7 ms of CPU
 a statement here, more than the database needs to run it (bench/README.md). These helpers build a statement once
 per model and column list, and convert values through the model fields both ways (`get_db_prep_save` going in,
-the backend's and the field's converters coming out), so they read and write exactly what the ORM would, on
-PostgreSQL and SQLite alike. Everything else uses the ORM.
+the backend's and the field's converters coming out), so the columns they read and write hold exactly what the
+ORM's would, on PostgreSQL and SQLite alike (tests/test_rows.py holds them to the ORM).
+
+What they do not do, by design: no `pre_save` (a write naming an `auto_now` or `auto_now_add` field is refused,
+since the ORM would have set it), no `db_default` (refused), no signals, no Python defaults for columns left out
+of an INSERT. Everything else uses the ORM.
 """
 
 import functools
@@ -12,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.db import connection, models
-from django.db.models import DEFERRED
+from django.db.models import DEFERRED, NOT_PROVIDED
 
 
 def _quote(name: str) -> str:
@@ -22,6 +26,18 @@ def _quote(name: str) -> str:
 @functools.cache
 def _fields(model: type[models.Model], attnames: tuple[str, ...]) -> tuple[models.Field, ...]:
     return tuple(model._meta.get_field(attname) for attname in attnames)
+
+
+@functools.cache
+def _written_fields(model: type[models.Model], attnames: tuple[str, ...]) -> tuple[models.Field, ...]:
+    """The fields a write names, refusing those whose value the ORM (pre_save) or the database would supply."""
+    fields = _fields(model, attnames)
+    for field in fields:
+        if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+            raise ValueError(f"{model.__name__}.{field.attname} is set by the ORM's pre_save; write it with the ORM.")
+        if field.db_default is not NOT_PROVIDED:
+            raise ValueError(f"{model.__name__}.{field.attname} has a db_default; write it with the ORM.")
+    return fields
 
 
 def _prepared(model: type[models.Model], values: dict[str, Any]) -> list[Any]:
@@ -76,8 +92,8 @@ def instance_from_row(model: type[models.Model], row: dict[str, Any]) -> models.
 
 
 @functools.cache
-def _insert_sql(model: type[models.Model], attnames: tuple[str, ...], ignore_conflicts: bool) -> str:
-    columns = ", ".join(_quote(field.column) for field in _fields(model, attnames))
+def _insert_sql(vendor: str, model: type[models.Model], attnames: tuple[str, ...], ignore_conflicts: bool) -> str:
+    columns = ", ".join(_quote(field.column) for field in _written_fields(model, attnames))
     placeholders = ", ".join(["%s"] * len(attnames))
     on_conflict = " ON CONFLICT DO NOTHING" if ignore_conflicts else ""  # PostgreSQL, and SQLite since 3.24
     return f"INSERT INTO {_quote(model._meta.db_table)} ({columns}) VALUES ({placeholders}){on_conflict}"
@@ -87,24 +103,26 @@ def row_insert(model: type[models.Model], *, values: dict[str, Any], ignore_conf
     """INSERT one row of these column values. With `ignore_conflicts`, False when a unique constraint already held
     such a row; on PostgreSQL the statement first waits for a concurrent transaction that inserted it to end."""
     with connection.cursor() as cursor:
-        cursor.execute(_insert_sql(model, tuple(values), ignore_conflicts), _prepared(model, values))
+        cursor.execute(_insert_sql(connection.vendor, model, tuple(values), ignore_conflicts), _prepared(model, values))
         return cursor.rowcount == 1
 
 
 @functools.cache
-def _update_sql(model: type[models.Model], attnames: tuple[str, ...]) -> str:
-    assignments = ", ".join(f"{_quote(field.column)} = %s" for field in _fields(model, attnames))
+def _update_sql(vendor: str, model: type[models.Model], attnames: tuple[str, ...]) -> str:
+    assignments = ", ".join(f"{_quote(field.column)} = %s" for field in _written_fields(model, attnames))
     return f"UPDATE {_quote(model._meta.db_table)} SET {assignments} WHERE {_quote(model._meta.pk.column)} = %s"
 
 
 def rows_update(model: type[models.Model], *, instances: Iterable[models.Model], attnames: Sequence[str]) -> None:
     """Write these columns of these instances: one UPDATE by primary key per row, sent as one executemany batch.
+    Raises RuntimeError when a row is not there (the caller read it, so something else deleted it).
 
     bulk_update() builds a CASE expression per column and reprocessed about 200 projects a second here; psycopg 3
     pipelines executemany, which made the same writes ten times faster (a single UPDATE ... FROM VALUES was slower
     still: the cost is in the rows and their indexes, not in round trips).
     """
     attnames = tuple(attnames)
+    sql = _update_sql(connection.vendor, model, attnames)
     pk = model._meta.pk
     rows = [
         [
@@ -117,6 +135,9 @@ def rows_update(model: type[models.Model], *, instances: Iterable[models.Model],
         return
     with connection.cursor() as cursor:
         if len(rows) == 1:  # a push's one row: a plain statement, without executemany's pipeline round
-            cursor.execute(_update_sql(model, attnames), rows[0])
+            cursor.execute(sql, rows[0])
         else:
-            cursor.executemany(_update_sql(model, attnames), rows)
+            cursor.executemany(sql, rows)
+        matched = cursor.rowcount
+    if matched != len(rows):
+        raise RuntimeError(f"UPDATE of {model.__name__} matched {matched} of {len(rows)} rows.")

@@ -1,0 +1,261 @@
+"""integration_service/rows.py against the ORM: every helper reads and writes exactly what the ORM would.
+
+It stands in for the ORM on the push's hot path, so it is held to the ORM's own results, field type by field type,
+on whichever database the suite runs on (CI runs it on SQLite and on PostgreSQL).
+"""
+
+import datetime
+import re
+import uuid
+from decimal import Decimal
+
+import pytest
+from django.db import models, transaction
+
+from ingest.models import FieldMapping, RawPush
+from integration_service.rows import instance_from_row, row_insert, rows_select, rows_update
+from partners.models import ClientId
+from projects.models import Project
+from tests.conftest import SANDBOX
+
+pytestmark = pytest.mark.django_db
+
+PROJECT_COLUMNS = [field.attname for field in Project._meta.concrete_fields]
+
+
+@pytest.fixture
+def project(partner) -> Project:
+    """A project with a value of every column type the hot path reads and writes."""
+    return Project.objects.create(
+        partner=partner,
+        environment=SANDBOX,
+        external_id="HS-1",
+        submitted_date=datetime.datetime(2026, 3, 10, 12, 0, 0, 123456, tzinfo=datetime.UTC),
+        updated_date=datetime.datetime(2026, 3, 11, 8, 30, 0, 654321, tzinfo=datetime.UTC),
+        mapping_status="partial",
+        issues=[{"field": "customerPhone", "value": "12", "reason": "not a valid phone number"}],
+        source_data={"properties": {"dealname": "Lee", "size": 7.2, "tags": ["a", None, True]}, "ü": "ß"},
+        name="Lee Residence",
+        status="contracted",
+        system_size_kw=Decimal("7.2"),
+        module_count=18,
+        contract_amount=Decimal("32450.5"),
+        contract_signed_date=datetime.date(2026, 2, 28),
+        notes="line one\nline two",
+    )
+
+
+def orm_values(instance: models.Model, attnames: list[str]) -> dict:
+    fresh = type(instance).objects.get(pk=instance.pk)
+    return {attname: getattr(fresh, attname) for attname in attnames}
+
+
+def test_select_reads_every_column_as_the_orm_does(project):
+    rows = rows_select(Project, attnames=PROJECT_COLUMNS, where={"id": project.id})
+
+    assert rows == [orm_values(project, PROJECT_COLUMNS)]
+
+
+def test_select_by_several_columns_returns_only_matching_rows(project, partner):
+    Project.objects.create(partner=partner, environment="production", external_id="HS-1")
+
+    rows = rows_select(
+        Project,
+        attnames=["id", "environment"],
+        where={"partner_id": partner.pk, "environment": SANDBOX, "external_id": "HS-1"},
+    )
+
+    assert rows == [{"id": project.id, "environment": SANDBOX}]
+
+
+def test_select_of_no_row_is_empty(partner):
+    assert rows_select(Project, attnames=["id"], where={"id": uuid.uuid4()}) == []
+
+
+def test_select_for_update_runs_inside_a_transaction(project):
+    with transaction.atomic():
+        rows = rows_select(Project, attnames=["id"], where={"id": project.id}, for_update=True)
+
+    assert rows == [{"id": project.id}]
+
+
+def test_instance_from_row_defers_the_columns_not_read(project):
+    row = rows_select(Project, attnames=["id", "name", "system_size_kw"], where={"id": project.id})[0]
+
+    instance = instance_from_row(Project, row)
+
+    assert (instance.pk, instance.name, instance.system_size_kw) == (project.id, "Lee Residence", Decimal("7.2"))
+    assert instance._state.adding is False
+    assert "notes" in instance.get_deferred_fields()
+    assert instance.notes == "line one\nline two"  # loaded on access, as the ORM does for a deferred field
+
+
+def test_insert_writes_what_the_orm_reads_back(partner):
+    values = {
+        "id": uuid.uuid4(),
+        "partner_id": partner.pk,
+        "environment": SANDBOX,
+        "external_id": "SF-006",
+        "submitted_date": datetime.datetime(2026, 1, 2, 3, 4, 5, 6, tzinfo=datetime.UTC),
+        "updated_date": datetime.datetime(2026, 1, 2, 3, 4, 5, 7, tzinfo=datetime.UTC),
+        "mapping_status": "mapped",
+        "issues": [],
+        "source_data": {"Amount": "32,450.00", "nested": {"list": [1, 2.5, "x"]}},
+        "system_size_kw": Decimal("12.345678"),
+        "module_count": 30,
+        "install_date": datetime.date(2026, 5, 1),
+    }
+
+    assert row_insert(Project, values=values) is True
+
+    assert orm_values(Project(pk=values["id"]), list(values)) == values
+
+
+def test_insert_ignoring_conflicts_says_whether_it_inserted(project, partner):
+    duplicate = {
+        "id": uuid.uuid4(),
+        "partner_id": partner.pk,
+        "environment": SANDBOX,
+        "external_id": "HS-1",
+        "submitted_date": project.submitted_date,
+        "updated_date": project.updated_date,
+        "mapping_status": "unmapped",
+        "issues": [],
+        "source_data": {},
+    }
+
+    assert row_insert(Project, values=duplicate, ignore_conflicts=True) is False
+    assert Project.objects.filter(external_id="HS-1").count() == 1
+
+
+def test_insert_of_a_duplicate_without_ignoring_conflicts_raises(project, partner):
+    duplicate = {
+        "id": uuid.uuid4(),
+        "partner_id": partner.pk,
+        "environment": SANDBOX,
+        "external_id": "HS-1",
+        "submitted_date": project.submitted_date,
+        "updated_date": project.updated_date,
+        "mapping_status": "unmapped",
+        "issues": [],
+        "source_data": {},
+    }
+
+    with pytest.raises(Exception) as raised, transaction.atomic():
+        row_insert(Project, values=duplicate)
+    assert type(raised.value).__name__ == "IntegrityError"
+
+
+def test_insert_of_a_raw_push_with_foreign_keys(project, partner, user, sandbox_key):
+    client_id = ClientId.objects.get(partner=partner, environment=SANDBOX)
+    values = {
+        "partner_id": partner.pk,
+        "environment": SANDBOX,
+        "external_id": "HS-1",
+        "project_id": project.id,
+        "body": '{"id": "HS-1", "data": {"ü": 1}}',
+        "data": {"ü": 1},
+        "received_at": datetime.datetime(2026, 3, 12, tzinfo=datetime.UTC),
+        "user_id": user.pk,
+        "client_id_id": client_id.pk,
+        "created_project": False,
+        "changed_project": True,
+    }
+
+    row_insert(RawPush, values=values)
+
+    raw_push = RawPush.objects.get()
+    assert {attname: getattr(raw_push, attname) for attname in values} == values
+
+
+def test_update_writes_the_named_columns_only(project):
+    project.name = "Renamed"
+    project.system_size_kw = Decimal("9.6")
+    project.issues = []
+    project.notes = "not written"
+
+    rows_update(Project, instances=[project], attnames=["name", "system_size_kw", "issues"])
+
+    assert orm_values(project, ["name", "system_size_kw", "issues", "notes"]) == {
+        "name": "Renamed",
+        "system_size_kw": Decimal("9.6"),
+        "issues": [],
+        "notes": "line one\nline two",
+    }
+
+
+def test_update_of_many_rows_writes_each(partner):
+    projects = [Project.objects.create(partner=partner, environment=SANDBOX, external_id=f"P-{n}") for n in range(5)]
+    for number, project in enumerate(projects):
+        project.module_count = number * 10
+
+    rows_update(Project, instances=projects, attnames=["module_count"])
+
+    assert list(Project.objects.order_by("external_id").values_list("module_count", flat=True)) == [0, 10, 20, 30, 40]
+
+
+def test_update_of_nothing_runs_no_statement(django_assert_num_queries):
+    with django_assert_num_queries(0):
+        rows_update(Project, instances=[], attnames=["name"])
+
+
+@pytest.mark.parametrize("count", [1, 3], ids=["one row", "several rows"])
+def test_update_of_a_row_that_is_not_there_fails_loudly(partner, count):
+    projects = [Project.objects.create(partner=partner, environment=SANDBOX, external_id=f"P{n}") for n in range(count)]
+    missing = Project(id=uuid.uuid4(), partner=partner, environment=SANDBOX, external_id="gone")
+    for project in projects:
+        project.name = "written"
+
+    with pytest.raises(RuntimeError, match=re.escape(f"UPDATE of Project matched {count - 1} of {count} rows.")):
+        rows_update(Project, instances=[*projects[:-1], missing], attnames=["name"])
+
+
+class StampedOnCreate(models.Model):  # noqa: DJ008
+    """Not a table: a model with a field whose value the ORM fills in pre_save on insert only."""
+
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        app_label = "projects"
+        managed = False
+
+
+class CountedByTheDatabase(models.Model):  # noqa: DJ008
+    """Not a table: a model with a default the database fills in."""
+
+    counter = models.IntegerField(db_default=0)
+
+    class Meta:
+        app_label = "projects"
+        managed = False
+
+
+@pytest.mark.parametrize(
+    ("model", "attname"),
+    [(FieldMapping, "updated_at"), (StampedOnCreate, "created_at")],
+    ids=["auto_now", "auto_now_add"],
+)
+def test_writes_refuse_fields_the_orm_fills_in_pre_save(model, attname):
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    message = re.escape(f"{model.__name__}.{attname} is set by the ORM's pre_save; write it with the ORM.")
+
+    with pytest.raises(ValueError, match=message):
+        row_insert(model, values={attname: now})
+    with pytest.raises(ValueError, match=message):
+        rows_update(model, instances=[model(pk=1)], attnames=[attname])
+
+
+def test_reads_allow_fields_the_orm_fills_in_pre_save(partner):
+    FieldMapping.objects.create(partner=partner, field="name", source="dealname", type="string")
+
+    rows = rows_select(FieldMapping, attnames=["field", "updated_at"], where={"partner_id": partner.pk})
+
+    assert rows == [{"field": "name", "updated_at": FieldMapping.objects.get().updated_at}]
+
+
+def test_writes_refuse_fields_with_a_database_default():
+    message = re.escape("CountedByTheDatabase.counter has a db_default; write it with the ORM.")
+    with pytest.raises(ValueError, match=message):
+        row_insert(CountedByTheDatabase, values={"counter": 1})
+    with pytest.raises(ValueError, match=message):
+        rows_update(CountedByTheDatabase, instances=[CountedByTheDatabase(pk=1)], attnames=["counter"])
