@@ -183,6 +183,9 @@ SIMPLE_JWT = {
     "ACCESS_TOKEN_LIFETIME": timedelta(minutes=env_int("JWT_ACCESS_TOKEN_MINUTES", 60)),
     "AUTH_HEADER_TYPES": ("Bearer",),
     "UPDATE_LAST_LOGIN": False,
+    # Tokens carry a digest of the password hash and stop working when the password changes (checked on the
+    # same query that loads the user).
+    "CHECK_REVOKE_TOKEN": True,
     "SIGNING_KEY": os.environ.get("JWT_SIGNING_KEY", SECRET_KEY),
 }
 

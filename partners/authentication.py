@@ -1,21 +1,54 @@
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.request import Request
-from rest_framework_simplejwt.authentication import JWTAuthentication
-from rest_framework_simplejwt.exceptions import InvalidToken
-from rest_framework_simplejwt.settings import api_settings
+from rest_framework_simplejwt.authentication import AUTH_HEADER_TYPE_BYTES, JWTAuthentication
 from rest_framework_simplejwt.tokens import Token
 
 from partners.environments import request_environment
 from partners.models import User
 from partners.selectors import user_for_token
 
+# RFC 9110 §11.1: the scheme is case-insensitive ("bearer", "BEARER"); simplejwt compares it byte for byte.
+_SCHEMES = {scheme.lower(): scheme for scheme in AUTH_HEADER_TYPE_BYTES}
+
+
+class _TokenUsers:
+    """The part of the user model simplejwt's `get_user` reads (`objects.get`, `DoesNotExist`), served by one
+    look-up that loads only the columns its checks and our authorization read (partners/selectors.py)."""
+
+    DoesNotExist = User.DoesNotExist
+
+    class objects:  # stands in for the model's manager
+        @staticmethod
+        def get(*, id: object) -> User:  # keyword: simplejwt's USER_ID_FIELD
+            try:
+                user = user_for_token(user_id=int(id))
+            except (TypeError, ValueError, OverflowError):
+                user = None
+            if user is None:
+                raise User.DoesNotExist
+            return user
+
 
 class EnvironmentJWTAuthentication(JWTAuthentication):
-    """simplejwt's bearer authentication, refusing a token issued under the other environment's root."""
+    """simplejwt's bearer authentication, refusing a token issued under the other environment's root.
+
+    The user checks are simplejwt's own (`get_user`: user exists, CHECK_USER_IS_ACTIVE, CHECK_REVOKE_TOKEN),
+    run on a user loaded by one narrow query.
+    """
 
     www_authenticate_realm = "integration"
 
-    def authenticate(self, request: Request) -> tuple[User, object] | None:
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.user_model = _TokenUsers
+
+    def get_raw_token(self, header: bytes) -> bytes | None:
+        parts = header.split(maxsplit=1)
+        if parts and parts[0].lower() in _SCHEMES:
+            header = b" ".join([_SCHEMES[parts[0].lower()], *parts[1:]])
+        return super().get_raw_token(header)
+
+    def authenticate(self, request: Request) -> tuple[User, Token] | None:
         result = super().authenticate(request)
         if result is None:
             return None
@@ -29,19 +62,3 @@ class EnvironmentJWTAuthentication(JWTAuthentication):
         if user.partner_id is None:
             raise AuthenticationFailed("This user is not a partner user.", code="not_partner_user")
         return user, token
-
-    def get_user(self, validated_token: Token) -> User:
-        """simplejwt's checks (user exists and is active) on a look-up that loads only what authorization reads."""
-        try:
-            user_id = validated_token[api_settings.USER_ID_CLAIM]
-        except KeyError as error:
-            raise InvalidToken("Token contained no recognizable user identification") from error
-        try:
-            user = user_for_token(user_id=int(user_id))
-        except (TypeError, ValueError):
-            user = None
-        if user is None:
-            raise AuthenticationFailed("User not found", code="user_not_found")
-        if not user.is_active:
-            raise AuthenticationFailed("User is inactive", code="user_inactive")
-        return user

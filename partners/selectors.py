@@ -18,8 +18,9 @@ def partner_is_cleared_for_production(*, partner_id: int) -> bool:
 
 
 def user_for_token(*, user_id: int) -> User | None:
-    """The user a token names, with what authorization needs loaded (the rest is deferred)."""
-    rows = rows_select(User, attnames=["id", "partner_id", "is_active"], where={"id": user_id})
+    """The user a token names, with what its checks and authorization read loaded (the rest is deferred): the
+    password hash too, which simplejwt's CHECK_REVOKE_TOKEN compares with the token's claim."""
+    rows = rows_select(User, attnames=["id", "partner_id", "is_active", "password"], where={"id": user_id})
     return instance_from_row(User, rows[0]) if rows else None
 
 

@@ -7,8 +7,10 @@ from http import HTTPStatus
 import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
+from rest_framework_simplejwt import authentication as simplejwt_authentication
 from rest_framework_simplejwt.tokens import AccessToken
 
+from partners.authentication import EnvironmentJWTAuthentication
 from partners.models import ClientId
 from partners.services import client_id_issue, client_id_revoke, partner_revoke_production_clearance
 from tests.conftest import PASSWORD, PRODUCTION, SANDBOX, problem, token_for, url
@@ -228,3 +230,78 @@ def test_client_id_use_is_recorded_at_most_once_a_minute(sandbox_client, partner
     assert first_use is not None
     assert timezone.now() - first_use < timedelta(seconds=5)
     assert client_id.last_used_at == first_use
+
+
+@pytest.mark.parametrize("scheme", ["bearer", "BEARER", "bEaReR"])
+def test_the_bearer_scheme_is_case_insensitive(user, sandbox_key, scheme):
+    # RFC 9110 §11.1: the authentication scheme is a case-insensitive token.
+    client = client_with({"HTTP_AUTHORIZATION": f"{scheme} {token_for(user, SANDBOX)}", "HTTP_CLIENTID": sandbox_key})
+
+    assert client.get(url(SANDBOX, "project-list")).status_code == HTTPStatus.OK
+
+
+def test_a_token_issued_before_a_password_change_is_401(user, sandbox_key):
+    old_token = token_for(user, SANDBOX)
+    user.set_password("a brand new passphrase")
+    user.save()
+
+    refused = client_with({"HTTP_AUTHORIZATION": f"Bearer {old_token}", "HTTP_CLIENTID": sandbox_key})
+    accepted = client_with({"HTTP_AUTHORIZATION": f"Bearer {token_for(user, SANDBOX)}", "HTTP_CLIENTID": sandbox_key})
+    response = refused.get(url(SANDBOX, "project-list"))
+
+    assert response.status_code == HTTPStatus.UNAUTHORIZED
+    assert response.json() == unauthorized("The user's password has been changed.", "password_changed")
+    assert accepted.get(url(SANDBOX, "project-list")).status_code == HTTPStatus.OK
+
+
+def test_a_login_after_a_password_change_gives_a_working_token(user, sandbox_key):
+    user.set_password("a brand new passphrase")
+    user.save()
+
+    login = APIClient().post(
+        url(SANDBOX, "login"), {"email": user.email, "password": "a brand new passphrase"}, format="json"
+    )
+    client = client_with({"HTTP_AUTHORIZATION": f"Bearer {login.json()['token']}", "HTTP_CLIENTID": sandbox_key})
+
+    assert client.get(url(SANDBOX, "project-list")).status_code == HTTPStatus.OK
+
+
+def test_the_token_checks_load_the_user_in_one_query(user, django_assert_num_queries):
+    token = AccessToken(token_for(user, SANDBOX))
+
+    with django_assert_num_queries(1):
+        loaded = EnvironmentJWTAuthentication().get_user(token)
+
+    assert loaded.pk == user.pk
+
+
+def test_a_deactivated_users_token_is_refused_as_simplejwt_words_it(user):
+    client = client_with({"HTTP_AUTHORIZATION": f"Bearer {token_for(user, SANDBOX)}"})
+    user.is_active = False
+    user.save()
+
+    response = client.get(url(SANDBOX, "project-list"))
+
+    assert response.json() == unauthorized("User is inactive", "user_inactive")
+
+
+def test_the_authentication_follows_simplejwts_check_user_is_active_setting(user, sandbox_key, monkeypatch):
+    client = client_with({"HTTP_AUTHORIZATION": f"Bearer {token_for(user, SANDBOX)}", "HTTP_CLIENTID": sandbox_key})
+    user.is_active = False
+    user.save()
+
+    # simplejwt's authentication module holds its settings object from import time; patch that one.
+    monkeypatch.setattr(simplejwt_authentication.api_settings, "CHECK_USER_IS_ACTIVE", False)
+
+    assert client.get(url(SANDBOX, "project-list")).status_code == HTTPStatus.OK
+
+
+def test_a_token_naming_no_user_is_401(user, sandbox_key):
+    token = AccessToken.for_user(user)
+    token["env"] = SANDBOX
+    token["user_id"] = "not-a-number"
+    client = client_with({"HTTP_AUTHORIZATION": f"Bearer {token}", "HTTP_CLIENTID": sandbox_key})
+
+    response = client.get(url(SANDBOX, "project-list"))
+
+    assert response.json() == unauthorized("User not found", "user_not_found")
