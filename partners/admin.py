@@ -11,6 +11,7 @@ from django.utils.html import format_html
 
 from ingest.selectors import partner_onboarding, partner_push_stats
 from integration_service.admin import adopt_saved
+from partners.admin_login import ThrottledAdminAuthenticationForm
 from partners.choices import Environment
 from partners.models import ClientId, Partner, ProductionClearanceEvent, User
 from partners.services import (
@@ -19,6 +20,8 @@ from partners.services import (
     partner_clear_for_production,
     partner_revoke_production_clearance,
 )
+
+admin.site.login_form = ThrottledAdminAuthenticationForm
 
 
 class ProductionClearanceEventInline(admin.TabularInline):

@@ -1,12 +1,9 @@
-import hashlib
 import secrets
-import time
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth import authenticate
-from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -18,6 +15,7 @@ from integration_service.errors import ServiceError
 from partners.choices import CLIENT_ID_PREFIXES, ClearanceAction, Environment
 from partners.models import ClientId, Partner, ProductionClearanceEvent, User
 from partners.selectors import client_id_for_key, client_id_hash, partner_is_cleared_for_production
+from partners.throttling import login_failure_record, login_retry_after, login_throttled_message
 
 # --- partners and users -------------------------------------------------------------------------------------------
 
@@ -172,42 +170,14 @@ class LoginResult:
     expires_in: int
 
 
-def _failure_keys(email: str) -> tuple[str, str]:
-    digest = hashlib.sha256(User.objects.normalize_email(email).encode()).hexdigest()
-    return f"login-failures:{digest}", f"login-failures-since:{digest}"
-
-
-def login_retry_after(*, email: str) -> int:
-    """Seconds until this e-mail may try again, or 0 when it is not throttled."""
-    count_key, since_key = _failure_keys(email)
-    if cache.get(count_key, 0) < settings.LOGIN_FAILURE_LIMIT:
-        return 0
-    since = cache.get(since_key) or time.time()
-    return max(1, int(since + settings.LOGIN_FAILURE_WINDOW_SECONDS - time.time()) + 1)
-
-
-def _login_failure_record(email: str) -> None:
-    count_key, since_key = _failure_keys(email)
-    window = settings.LOGIN_FAILURE_WINDOW_SECONDS
-    cache.add(since_key, time.time(), timeout=window)
-    cache.add(count_key, 0, timeout=window)
-    try:
-        cache.incr(count_key)
-    except ValueError:  # expired between add and incr
-        cache.set(count_key, 1, timeout=window)
-
-
 def user_login(*, email: str, password: str, environment: str) -> LoginResult:
     """A token for a partner user, bound to the environment whose root it was asked from."""
     retry_after = login_retry_after(email=email)
     if retry_after:
-        raise LoginThrottled(
-            f"Too many failed logins for this e-mail; try again in {retry_after} seconds.",
-            headers={"Retry-After": str(retry_after)},
-        )
+        raise LoginThrottled(login_throttled_message(retry_after), headers={"Retry-After": str(retry_after)})
     user = authenticate(email=User.objects.normalize_email(email), password=password)
     if user is None or user.partner_id is None:
-        _login_failure_record(email)
+        login_failure_record(email=email)
         raise LoginFailed()
     token = AccessToken.for_user(user)
     token["env"] = environment

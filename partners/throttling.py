@@ -1,9 +1,12 @@
+import hashlib
 import time
 
 from django.conf import settings
 from django.core.cache import cache
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
+
+from partners.models import UserManager
 
 WINDOW_SECONDS = 60
 
@@ -34,3 +37,35 @@ class ClientIdRateThrottle(BaseThrottle):
 
     def wait(self) -> float:
         return self._wait
+
+
+# --- failed logins, per e-mail, shared by the API login and the admin login -------------------------------------
+
+
+def _failure_keys(email: str) -> tuple[str, str]:
+    digest = hashlib.sha256(UserManager.normalize_email(email).encode()).hexdigest()
+    return f"login-failures:{digest}", f"login-failures-since:{digest}"
+
+
+def login_retry_after(*, email: str) -> int:
+    """Seconds until this e-mail may try again, or 0 when it is not throttled."""
+    count_key, since_key = _failure_keys(email)
+    if cache.get(count_key, 0) < settings.LOGIN_FAILURE_LIMIT:
+        return 0
+    since = cache.get(since_key) or time.time()
+    return max(1, int(since + settings.LOGIN_FAILURE_WINDOW_SECONDS - time.time()) + 1)
+
+
+def login_throttled_message(retry_after: int) -> str:
+    return f"Too many failed logins for this e-mail; try again in {retry_after} seconds."
+
+
+def login_failure_record(*, email: str) -> None:
+    count_key, since_key = _failure_keys(email)
+    window = settings.LOGIN_FAILURE_WINDOW_SECONDS
+    cache.add(since_key, time.time(), timeout=window)
+    cache.add(count_key, 0, timeout=window)
+    try:
+        cache.incr(count_key)
+    except ValueError:  # expired between add and incr
+        cache.set(count_key, 1, timeout=window)
