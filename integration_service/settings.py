@@ -111,10 +111,14 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
+# Every cache key starts with this, so deployments sharing one Redis database (staging beside production) never
+# share list totals, rate limits or login counts. The database name tells deployments apart by default.
+CACHE_KEY_PREFIX = os.environ.get("CACHE_KEY_PREFIX", "").strip() or str(DATABASES["default"]["NAME"])
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+CACHES["default"]["KEY_PREFIX"] = CACHE_KEY_PREFIX
 
 # Background work (reprocessing from the admin): queued in the database, run by `manage.py db_worker`, which any
 # number of machines may run against the same PostgreSQL. Tests use the immediate backend.
