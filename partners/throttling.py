@@ -1,14 +1,28 @@
 import hashlib
+import math
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import cache
+from django.http import HttpRequest, HttpResponse
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
 from partners.models import UserManager
 
 WINDOW_SECONDS = 60
+POLICY_NAME = "client-id"
+
+
+@dataclass(frozen=True)
+class RateLimitState:
+    """Where a ClientID stands in its window, as the RateLimit header fields tell it."""
+
+    limit: int
+    remaining: int
+    reset_seconds: int
 
 
 class ClientIdRateThrottle(BaseThrottle):
@@ -33,10 +47,32 @@ class ClientIdRateThrottle(BaseThrottle):
             cache.set(key, 1, timeout=WINDOW_SECONDS * 2)
             count = 1
         self._wait = (window + 1) * WINDOW_SECONDS - now
+        request._request.rate_limit = RateLimitState(
+            limit=limit, remaining=max(limit - count, 0), reset_seconds=max(math.ceil(self._wait), 1)
+        )
         return count <= limit
 
     def wait(self) -> float:
         return self._wait
+
+
+class RateLimitHeadersMiddleware:
+    """Adds the IETF RateLimit-Policy and RateLimit fields (draft-ietf-httpapi-ratelimit-headers) to every answer
+    whose ClientID was counted, so a client can pace itself before it meets a 429.
+
+    Answers given before a ClientID is known (login, 401, 403) have no quota to report and carry neither.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        state: RateLimitState | None = getattr(request, "rate_limit", None)
+        if state is not None:
+            response["RateLimit-Policy"] = f'"{POLICY_NAME}";q={state.limit};w={WINDOW_SECONDS}'
+            response["RateLimit"] = f'"{POLICY_NAME}";r={state.remaining};t={state.reset_seconds}'
+        return response
 
 
 # --- failed logins, per e-mail, shared by the API login and the admin login -------------------------------------

@@ -65,3 +65,46 @@ def test_with_redis_the_count_lives_in_the_shared_cache(redis_cache, sandbox_cli
     assert len(keys) == 1
     assert int(redis_cache.get(keys[0])) == 5
     assert sandbox_client.get(url(SANDBOX, "project-list")).status_code == HTTPStatus.TOO_MANY_REQUESTS
+
+
+@override_settings(CLIENT_ID_RATE_LIMIT_PER_MINUTE=3)
+def test_every_answer_to_a_client_id_carries_the_policy_and_what_remains(sandbox_client):
+    answers = [sandbox_client.get(url(SANDBOX, "project-list")) for _ in range(3)]
+    answers.append(sandbox_client.post(url(SANDBOX, "push"), {"id": "1", "data": {}}, format="json"))
+
+    assert [answer.status_code for answer in answers] == [200, 200, 200, 429]
+    assert {answer["RateLimit-Policy"] for answer in answers} == {'"client-id";q=3;w=60'}
+    remaining = [answer["RateLimit"].split(";")[:2] for answer in answers]
+    assert remaining == [['"client-id"', "r=2"], ['"client-id"', "r=1"], ['"client-id"', "r=0"], ['"client-id"', "r=0"]]
+    for answer in answers:
+        reset = answer["RateLimit"].split(";")[2]
+        assert reset.startswith("t=") and 1 <= int(reset.removeprefix("t=")) <= 60
+    assert answers[-1]["Retry-After"] == answers[-1]["RateLimit"].split(";t=")[1]
+
+
+@override_settings(CLIENT_ID_RATE_LIMIT_PER_MINUTE=3)
+def test_bad_input_answered_after_the_client_id_check_counts_and_says_so(sandbox_client):
+    answer = sandbox_client.get(url(SANDBOX, "project-list") + "?page=0")
+
+    assert answer.status_code == HTTPStatus.BAD_REQUEST
+    assert answer["RateLimit"].startswith('"client-id";r=2;t=')
+
+
+@override_settings(CLIENT_ID_RATE_LIMIT_PER_MINUTE=3)
+def test_answers_before_a_client_id_is_known_carry_no_quota(client, client_for, user, sandbox_key):
+    login = client.post(url(SANDBOX, "login"), {"email": "x@example.com", "password": "x"}, content_type="application/json")
+    anonymous = client.get(url(SANDBOX, "project-list"))
+    no_key = client_for(user, SANDBOX, "sbx_unknown").get(url(SANDBOX, "project-list"))
+
+    for answer in (login, anonymous, no_key):
+        assert answer.status_code in {401, 403}
+        assert "RateLimit" not in answer
+        assert "RateLimit-Policy" not in answer
+
+
+@override_settings(CLIENT_ID_RATE_LIMIT_PER_MINUTE=0)
+def test_no_headers_when_the_limit_is_off(sandbox_client):
+    answer = sandbox_client.get(url(SANDBOX, "project-list"))
+
+    assert "RateLimit" not in answer
+    assert "RateLimit-Policy" not in answer
