@@ -92,7 +92,8 @@ def test_bad_input_answered_after_the_client_id_check_counts_and_says_so(sandbox
 
 @override_settings(CLIENT_ID_RATE_LIMIT_PER_MINUTE=3)
 def test_answers_before_a_client_id_is_known_carry_no_quota(client, client_for, user, sandbox_key):
-    login = client.post(url(SANDBOX, "login"), {"email": "x@example.com", "password": "x"}, content_type="application/json")
+    credentials = {"email": "x@example.com", "password": "x"}
+    login = client.post(url(SANDBOX, "login"), credentials, content_type="application/json")
     anonymous = client.get(url(SANDBOX, "project-list"))
     no_key = client_for(user, SANDBOX, "sbx_unknown").get(url(SANDBOX, "project-list"))
 
