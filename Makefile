@@ -3,7 +3,6 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
-WORKERS ?= 2
 
 # Local defaults; the environment overrides them (see README "Configuration").
 export DEBUG ?= 1
@@ -27,8 +26,9 @@ run: $(VENV)/.installed
 	$(BIN)/python manage.py collectstatic --no-input --verbosity 0
 	$(BIN)/python manage.py seed_demo --base-url http://127.0.0.1:$(PORT)
 	@# One background worker (reprocessing from the admin) beside gunicorn; it stops when gunicorn does.
+	@# gunicorn.conf.py is the production configuration too (WORKERS, THREADS from the environment).
 	$(BIN)/python manage.py db_worker & WORKER=$$!; trap 'kill $$WORKER 2>/dev/null' EXIT INT TERM; \
-	$(BIN)/gunicorn integration_service.wsgi --bind 127.0.0.1:$(PORT) --workers $(WORKERS) --access-logfile -
+	$(BIN)/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:$(PORT) --access-logfile -
 
 test: $(VENV)/.installed-test chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

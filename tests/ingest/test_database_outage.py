@@ -117,7 +117,7 @@ def server(proxy):
         "CLIENT_ID_RATE_LIMIT_PER_MINUTE": "0",
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "integration_service.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2"],
+        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,

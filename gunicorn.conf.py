@@ -1,0 +1,24 @@
+"""How gunicorn serves the service, in one place: `make run`, `.ci/fuzz`, the tests and the production set-up in
+the README all start `gunicorn -c gunicorn.conf.py --bind ADDRESS`. Why these values: docs/decisions.md, "Serving".
+"""
+
+import os
+
+wsgi_app = "integration_service.wsgi:application"
+
+# Threaded workers: a connection holds a thread only while its request is read and answered, and waits in the
+# worker's poller otherwise, so a few clients trickling headers or bodies take a few threads, not whole workers.
+# The subclass answers gunicorn's own errors (bad request line, 414, 431, ...) as problem+json.
+worker_class = "integration_service.server.ProblemThreadWorker"
+workers = int(os.environ.get("WORKERS", "2"))
+threads = int(os.environ.get("THREADS", "16"))
+
+# Seconds an idle kept-alive connection waits for its next request (in the poller, holding no thread).
+keepalive = 5
+# A worker whose main loop stops answering the arbiter this long is restarted (threads do not count).
+timeout = 30
+graceful_timeout = 30
+
+# gunicorn 25+ opens a control socket at one fixed path per user ($HOME/.gunicorn/gunicorn.ctl), which every
+# gunicorn of that user on the machine (tests, a second deployment) would take from the one before. Signals do.
+control_socket_disable = True

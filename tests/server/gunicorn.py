@@ -1,0 +1,69 @@
+"""gunicorn started for real with the project's gunicorn.conf.py, on a free loopback port."""
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def gunicorn_serving(**env: str) -> Iterator[tuple[str, int]]:
+    """Serve the project as `make run` and production do (gunicorn.conf.py) on an empty SQLite database, for
+    requests that need none (an unauthenticated call is answered 401 before any query). Yields (host, port)."""
+    port = free_port()
+    with tempfile.TemporaryDirectory() as directory:
+        environment = {
+            **os.environ,
+            "DATABASE_URL": f"sqlite:///{directory}/db.sqlite3",
+            "DEBUG": "0",
+            "SECRET_KEY": "gunicorn-test-only-" + "x" * 40,
+            "ALLOWED_HOSTS": "127.0.0.1",
+            "REDIS_URL": "",
+            **env,
+        }
+        process = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}"],
+            cwd=ROOT,
+            env=environment,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            _wait_until_answering(f"http://127.0.0.1:{port}/api/v1/")
+            yield "127.0.0.1", port
+        finally:
+            process.send_signal(signal.SIGINT)  # gunicorn's quick shutdown: the test is over
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _wait_until_answering(address: str) -> None:
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            urllib.request.urlopen(address, timeout=1)
+            return
+        except urllib.error.HTTPError:
+            return  # any HTTP answer: it serves
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
