@@ -4,7 +4,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 
-def _page_ids(queryset: QuerySet, *, offset: int, end: int, total: int) -> list:
+def _page_keys(queryset: QuerySet, *, offset: int, end: int, total: int) -> QuerySet:
     """The primary keys of rows [offset, end) of an ordered queryset, found from whichever end is nearer.
 
     Only the keys are read (an index-only scan on the date indexes), so skipping rows is cheap; seeking from the
@@ -12,8 +12,8 @@ def _page_ids(queryset: QuerySet, *, offset: int, end: int, total: int) -> list:
     """
     keys = queryset.values_list("pk", flat=True)
     if offset > total - end:
-        return list(keys.reverse()[total - end : total - offset])[::-1]
-    return list(keys[offset:end])
+        return keys.reverse()[total - end : total - offset]
+    return keys[offset:end]
 
 
 def page_of(queryset: QuerySet, *, page: int, limit: int, total: int) -> dict[str, Any]:
@@ -21,7 +21,8 @@ def page_of(queryset: QuerySet, *, page: int, limit: int, total: int) -> dict[st
     offset = (page - 1) * limit
     items = []
     if offset < total:
-        ids = _page_ids(queryset, offset=offset, end=min(offset + limit, total), total=total)
-        rows = queryset.model._default_manager.in_bulk(ids)
-        items = [rows[pk] for pk in ids if pk in rows]
+        keys = _page_keys(queryset, offset=offset, end=min(offset + limit, total), total=total)
+        # One statement, so one snapshot: loaded after their keys were read, a row changed meanwhile would come
+        # with a later updatedDate than the changes it skipped, and a follower's watermark would pass them.
+        items = list(queryset.model._default_manager.filter(pk__in=keys).order_by(*queryset.query.order_by))
     return {"items": items, "page": page, "limit": limit, "total": total, "totalPages": math.ceil(total / limit)}
