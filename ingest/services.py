@@ -1,4 +1,4 @@
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -13,6 +13,7 @@ from ingest.selectors import mapping_rules_for_partner
 from integration_service.rows import instance_from_row, row_insert, rows_select, rows_update
 from partners.models import ClientId, Partner, User
 from projects.canonical import CANONICAL_ATTNAMES
+from projects.change_clock import change_stamps_take
 from projects.models import Project
 from projects.totals import projects_changed
 
@@ -40,9 +41,8 @@ def project_apply_normalization(*, project: Project, result: NormalizationResult
     return _normalized_state(project) != before
 
 
-_PROJECT_COLUMNS = tuple(field.attname for field in Project._meta.concrete_fields)
 _PROJECT_STATE = ("id", "submitted_date", "updated_date", "source_data", *NORMALIZED_ATTNAMES)
-_PROJECT_WRITE = ("source_data", "updated_date", *NORMALIZED_ATTNAMES)
+_PROJECT_WRITE = ("submitted_date", "source_data", *NORMALIZED_ATTNAMES)  # and updated_date, stamped
 
 
 def _project_locked(*, key: dict) -> Project | None:
@@ -51,22 +51,48 @@ def _project_locked(*, key: dict) -> Project | None:
     return instance_from_row(Project, {**key, **rows[0]}) if rows else None
 
 
-def _project_lock_or_create(*, key: dict, data: dict, rules: list[FieldRule]) -> tuple[Project, bool]:
-    """The existing project locked for update, or a new one built from `data`. Safe under concurrent pushes.
+def _project_lock_or_create(*, key: dict) -> tuple[Project, bool]:
+    """The existing project, or a new empty one, locked until the transaction ends. Safe under concurrent pushes.
 
     Two first pushes of one id may race: the loser's INSERT finds the winner's row (waiting for its transaction
     to end first) and inserts nothing, and the loser then locks that row and applies its push as an update.
+    The new row's dates are placeholders, nobody sees them: the push stamps the row before it commits.
     """
     project = _project_locked(key=key)
     if project is not None:
         return project, False
-    now = timezone.now()
-    project = Project(**key, source_data=merge_patch({}, data), submitted_date=now, updated_date=now)
-    project_apply_normalization(project=project, result=normalize(project.source_data, rules))
-    values = {attname: getattr(project, attname) for attname in _PROJECT_COLUMNS}
+    project = Project(**key, submitted_date=timezone.now(), updated_date=timezone.now())
+    values = {field.attname: getattr(project, field.attname) for field in Project._meta.concrete_fields}
     if row_insert(Project, values=values, ignore_conflicts=True):
         return project, True
     return _project_locked(key=key), False
+
+
+def project_apply_push(*, project: Project, data: dict, rules: list[FieldRule]) -> bool:
+    """Merge a push's `data` into the project's source data and normalize it again; True if anything changed."""
+    source_data = merge_patch(project.source_data, data)
+    source_changed = source_data != project.source_data
+    project.source_data = source_data
+    fields_changed = project_apply_normalization(project=project, result=normalize(source_data, rules))
+    return source_changed or fields_changed
+
+
+def projects_write_stamped(
+    *, partner_id: int, environment: str, projects: list[Project], attnames: Sequence[str], created: bool = False
+) -> None:
+    """Write changed projects of one partner environment with new updatedDates: its transaction's last writes.
+    `created`: the projects are new, and were submitted at their first updatedDate.
+
+    The stamps come from the partner environment's change clock (projects/change_clock.py), which stays locked
+    until the transaction ends: whatever the transaction still has to do after this holds every other writer of
+    this partner environment, so keep it short.
+    """
+    stamps = change_stamps_take(partner_id=partner_id, environment=environment, count=len(projects))
+    for project, stamp in zip(projects, stamps, strict=True):
+        project.updated_date = stamp
+        if created:
+            project.submitted_date = stamp
+    rows_update(Project, instances=projects, attnames=("updated_date", *attnames))
 
 
 @transaction.atomic
@@ -76,24 +102,13 @@ def push_receive(
     """Store a push verbatim and upsert its project (merge patch + normalization), in one transaction.
 
     This is the service's hot path (every save in every partner's CRM): its statements go through
-    integration_service/rows.py rather than the ORM's compiler, four or five of them whatever the payload.
+    integration_service/rows.py rather than the ORM's compiler, five or six of them whatever the payload.
     """
     partner_id = client_id.partner_id
     rules = mapping_rules_for_partner(partner_id=partner_id)
     key = {"partner_id": partner_id, "environment": environment, "external_id": external_id}
-    project, created = _project_lock_or_create(key=key, data=data, rules=rules)
-    changed = created
-    if not created:
-        source_data = merge_patch(project.source_data, data)
-        source_changed = source_data != project.source_data
-        project.source_data = source_data
-        fields_changed = project_apply_normalization(project=project, result=normalize(source_data, rules))
-        changed = source_changed or fields_changed
-        if changed:
-            project.updated_date = timezone.now()
-            rows_update(Project, instances=[project], attnames=_PROJECT_WRITE)
-    if changed:
-        projects_changed(partner_id=partner_id, environment=environment, created=created)
+    project, created = _project_lock_or_create(key=key)
+    changed = project_apply_push(project=project, data=data, rules=rules) or created
     raw_push = {
         "partner_id": partner_id,
         "environment": environment,
@@ -108,6 +123,11 @@ def push_receive(
         "changed_project": changed,
     }
     row_insert(RawPush, values=raw_push)
+    if changed:
+        projects_write_stamped(
+            partner_id=partner_id, environment=environment, projects=[project], attnames=_PROJECT_WRITE, created=created
+        )
+        projects_changed(partner_id=partner_id, environment=environment, created=created)
     return PushResult(project=project, created=created, changed=changed)
 
 
@@ -121,14 +141,15 @@ def projects_reprocess(
     *,
     partner: Partner,
     environment: str | None = None,
-    batch_size: int = 1000,
+    batch_size: int = 250,
     on_progress: Callable[[int, int], Any] | None = None,
 ) -> ReprocessSummary:
     """Re-normalize the partner's stored projects with its current mappings, batch by batch.
 
     Memory stays flat (one batch at a time, keyset by id); each batch is locked and written in one transaction,
     so a concurrent push to the same project waits instead of being overwritten. Only projects whose
-    normalized fields change get a new updatedDate.
+    normalized fields change get a new updatedDate, consecutive stamps taken after the batch is normalized: the
+    partner environment's other writers wait only while the batch's rows are written (hence batches of 250).
     """
     rules = mapping_rules_for_partner(partner_id=partner.pk)
     projects = Project.objects.filter(partner=partner)
@@ -145,18 +166,21 @@ def projects_reprocess(
             batch = list(batch_query.select_for_update()[:batch_size])
             if not batch:
                 break
-            now = timezone.now()
-            updated = []
+            updated: dict[str, list[Project]] = {}
             for project in batch:
                 if project_apply_normalization(project=project, result=normalize(project.source_data, rules)):
-                    project.updated_date = now
-                    updated.append(project)
-            rows_update(Project, instances=updated, attnames=["updated_date", *NORMALIZED_ATTNAMES])
-            for environment in {project.environment for project in updated}:
-                projects_changed(partner_id=partner.pk, environment=environment, created=False)
+                    updated.setdefault(project.environment, []).append(project)
+            for environment_updated, projects_updated in sorted(updated.items()):
+                projects_write_stamped(
+                    partner_id=partner.pk,
+                    environment=environment_updated,
+                    projects=projects_updated,
+                    attnames=NORMALIZED_ATTNAMES,
+                )
+                projects_changed(partner_id=partner.pk, environment=environment_updated, created=False)
         last_id = batch[-1].id
         done += len(batch)
-        changed += len(updated)
+        changed += sum(map(len, updated.values()))
         if on_progress:
             on_progress(done, total)
     return ReprocessSummary(total=done, changed=changed)

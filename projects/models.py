@@ -88,3 +88,19 @@ class Project(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name or self.external_id} ({self.partner_id}, {self.environment})"
+
+
+class ChangeClock(models.Model):
+    """The last updatedDate handed out to a project of one partner's environment (projects/change_clock.py).
+
+    Every write that changes projects locks this row as its last statement and holds it until commit, so
+    updatedDates are unique and in the order their changes become visible: what makes `gt:` pulls exact.
+    """
+
+    pk = models.CompositePrimaryKey("partner", "environment")
+    partner = models.ForeignKey(Partner, on_delete=models.CASCADE, related_name="+", db_index=False)  # the key leads
+    environment = models.CharField(max_length=10, choices=Environment.choices)
+    last_stamp = models.BigIntegerField(help_text="Microseconds since the Unix epoch, UTC.")
+
+    def __str__(self) -> str:
+        return f"{self.partner_id}, {self.environment}: {self.last_stamp}"
