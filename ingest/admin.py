@@ -1,3 +1,4 @@
+import json
 from functools import partial
 
 from django import forms
@@ -7,27 +8,47 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from ingest.admin_views import mapping_export, mapping_workbench
-from ingest.models import FieldMapping, RawPush, ReprocessRun
+from ingest.mapping_admin_views import history_url, mapping_history, mapping_publish
+from ingest.models import MappingVersion, RawPush, ReprocessRun
 from ingest.services import reprocess_run_request
 from integration_service.admin import ExternalIdSearchMixin, ReadOnlyAdminMixin, adopt_saved
 
 
-@admin.register(FieldMapping)
-class FieldMappingAdmin(admin.ModelAdmin):
-    """Single mappings; the workbench (a link on each partner's page) edits a partner's mappings together."""
+@admin.register(MappingVersion)
+class MappingVersionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """Versions are written by the workbench and import_mappings only; each partner's history page publishes them."""
 
-    list_display = ("partner", "field", "source", "type", "required", "updated_at")
-    list_filter = ("partner", "type", "required")
-    list_select_related = ("partner",)
-    search_fields = ("field", "source", "partner__name", "partner__slug")
+    list_display = ("partner", "number", "created_at", "created_by", "note", "field_total", "history")
+    list_filter = ("partner",)
+    list_select_related = ("partner", "created_by")
+    search_fields = ("partner__name", "partner__slug", "note")
+    fields = readonly_fields = ("partner", "number", "created_at", "created_by", "note", "document_json")
+
+    @admin.display(description="Fields")
+    def field_total(self, version: MappingVersion) -> int:
+        return version.field_count
+
+    @admin.display(description="History")
+    def history(self, version: MappingVersion) -> str:
+        return format_html('<a href="{}">versions and diff</a>', history_url(version.partner))
+
+    @admin.display(description="Document")
+    def document_json(self, version: MappingVersion) -> str:
+        return format_html("<pre>{}</pre>", json.dumps(version.document, indent=2, ensure_ascii=False))
 
     def get_urls(self) -> list:
         def view(function):
             return self.admin_site.admin_view(partial(function, model_admin=self))
 
         return [
-            path("workbench/<int:partner_id>/", view(mapping_workbench), name="ingest_fieldmapping_workbench"),
-            path("workbench/<int:partner_id>/export/", view(mapping_export), name="ingest_fieldmapping_export"),
+            path("workbench/<int:partner_id>/", view(mapping_workbench), name="ingest_mappingversion_workbench"),
+            path("workbench/<int:partner_id>/export/", view(mapping_export), name="ingest_mappingversion_export"),
+            path("partner/<int:partner_id>/", view(mapping_history), name="ingest_mappingversion_partner_history"),
+            path(
+                "partner/<int:partner_id>/publish/<int:number>/<str:environment>/",
+                view(mapping_publish),
+                name="ingest_mappingversion_publish",
+            ),
             *super().get_urls(),
         ]
 

@@ -4,7 +4,7 @@ import json
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -12,33 +12,48 @@ from django.utils.html import format_html
 
 from ingest.forms import MappingDocumentUploadForm, MappingRowFormSet, workbench_document, workbench_initial
 from ingest.mapping_documents import MappingDocumentInvalid, parse_mapping_document
-from ingest.models import FieldMapping, ReprocessRun
-from ingest.selectors import mapping_document_export, mapping_preview, mapping_rules_for_partner, source_key_discovery
-from ingest.services import mapping_document_import
+from ingest.mapping_selectors import mapping_publications, mapping_version_get
+from ingest.mapping_services import mapping_document_import
+from ingest.models import MappingVersion, ReprocessRun
+from ingest.selectors import mapping_preview, mapping_rules_for_partner, source_key_discovery
+from partners.choices import Environment
 from partners.models import Partner
 
 PREVIEW_PUSHES = 20
 DISCOVERY_SAMPLE = 1000
 
 
-def _require_permission(request: HttpRequest) -> None:
-    if not request.user.has_perm("ingest.change_fieldmapping"):
+def require_permission(request: HttpRequest, permission: str) -> None:
+    if not request.user.has_perm(permission):
         raise PermissionDenied
 
 
 def _workbench_url(partner: Partner) -> str:
-    return reverse("admin:ingest_fieldmapping_workbench", args=[partner.pk])
+    return reverse("admin:ingest_mappingversion_workbench", args=[partner.pk])
 
 
-def _saved(request: HttpRequest, partner: Partner, count: int) -> HttpResponseRedirect:
-    reprocess = reverse("admin:ingest_reprocessrun_add") + f"?partner={partner.pk}"
+def _saved(request: HttpRequest, partner: Partner, version: MappingVersion) -> HttpResponseRedirect:
+    reprocess = reverse("admin:ingest_reprocessrun_add") + f"?partner={partner.pk}&environment={Environment.SANDBOX}"
+    production = mapping_version_get(partner=partner, environment=Environment.PRODUCTION)
+    where = "the sandbox and production (not yet cleared)" if production == version else "the sandbox"
     messages.success(
         request,
-        f"Saved {count} mapping(s) for {partner}. New pushes use them now; stored projects change when you "
-        f"reprocess them.",
+        f"Saved version {version.number} of {partner}'s mappings ({version.field_count} field(s)). "
+        f"New pushes to {where} use it now.",
     )
+    if production != version:
+        publish = reverse("admin:ingest_mappingversion_publish", args=[partner.pk, version.number, "production"])
+        messages.info(
+            request,
+            format_html(
+                'Production keeps version {}. <a href="{}">Promote version {} to production</a> after a preview.',
+                production.number if production else "none",
+                publish,
+                version.number,
+            ),
+        )
     messages.info(
-        request, format_html('<a href="{}">Reprocess stored projects</a> to apply them there too.', reprocess)
+        request, format_html('<a href="{}">Reprocess stored sandbox projects</a> to apply it there too.', reprocess)
     )
     return HttpResponseRedirect(_workbench_url(partner))
 
@@ -50,16 +65,18 @@ def _import(request: HttpRequest, partner: Partner) -> HttpResponseRedirect:
         return HttpResponseRedirect(_workbench_url(partner))
     try:
         document = json.loads(upload.cleaned_data["document"].read().decode("utf-8"))
-        mappings = mapping_document_import(partner=partner, document=document)
+        version = mapping_document_import(
+            partner=partner, document=document, created_by=request.user, note=upload.cleaned_data["note"]
+        )
     except (UnicodeDecodeError, ValueError) as error:
         problems = [str(p) for p in error.problems] if isinstance(error, MappingDocumentInvalid) else [str(error)]
         messages.error(request, "Nothing was imported: " + "; ".join(problems))
         return HttpResponseRedirect(_workbench_url(partner))
-    return _saved(request, partner, len(mappings))
+    return _saved(request, partner, version)
 
 
 def mapping_workbench(request: HttpRequest, partner_id: int, model_admin: admin.ModelAdmin) -> HttpResponse:
-    _require_permission(request)
+    require_permission(request, "ingest.add_mappingversion")
     partner = get_object_or_404(Partner, pk=partner_id)
     preview = None
     if request.method == "POST" and request.POST.get("action") == "import":
@@ -69,15 +86,23 @@ def mapping_workbench(request: HttpRequest, partner_id: int, model_admin: admin.
         if formset.is_valid():
             document = workbench_document(formset)
             if request.POST.get("action") == "save":
-                return _saved(request, partner, len(mapping_document_import(partner=partner, document=document)))
+                note = request.POST.get("note", "").strip()[: MappingVersion._meta.get_field("note").max_length]
+                version = mapping_document_import(
+                    partner=partner, document=document, created_by=request.user, note=note
+                )
+                return _saved(request, partner, version)
             preview = mapping_preview(partner=partner, rules=parse_mapping_document(document), limit=PREVIEW_PUSHES)
     else:
         formset = MappingRowFormSet(
-            initial=workbench_initial(mapping_rules_for_partner(partner_id=partner.pk)), prefix="rows"
+            initial=workbench_initial(
+                mapping_rules_for_partner(partner_id=partner.pk, environment=Environment.SANDBOX)
+            ),
+            prefix="rows",
         )
     context = {
         **model_admin.admin_site.each_context(request),
-        "opts": FieldMapping._meta,
+        "opts": MappingVersion._meta,
+        "publications": mapping_publications(partner=partner),
         "title": f"Mapping workbench: {partner.name}",
         "partner": partner,
         "formset": formset,
@@ -93,8 +118,17 @@ def mapping_workbench(request: HttpRequest, partner_id: int, model_admin: admin.
 
 
 def mapping_export(request: HttpRequest, partner_id: int, model_admin: admin.ModelAdmin) -> JsonResponse:
-    _require_permission(request)
+    """A version's document as a download: ?version=N, or ?env=E for the one an environment uses (the sandbox's)."""
+    require_permission(request, "ingest.view_mappingversion")
     partner = get_object_or_404(Partner, pk=partner_id)
-    response = JsonResponse(mapping_document_export(partner=partner), json_dumps_params={"indent": 2})
-    response["Content-Disposition"] = f'attachment; filename="{partner.slug}-mappings.json"'
+    number = request.GET.get("version")
+    environment = request.GET.get("env") if request.GET.get("env") in Environment.values else None
+    version = mapping_version_get(
+        partner=partner, number=int(number) if number and number.isdigit() else None, environment=environment
+    )
+    if number and version is None:
+        raise Http404(f"{partner} has no mapping version {number}.")
+    response = JsonResponse(version.document if version else {"fields": {}}, json_dumps_params={"indent": 2})
+    suffix = f"-v{version.number}" if version else ""
+    response["Content-Disposition"] = f'attachment; filename="{partner.slug}-mappings{suffix}.json"'
     return response

@@ -95,3 +95,4 @@ def workbench_document(formset: forms.BaseFormSet) -> dict:
 
 class MappingDocumentUploadForm(forms.Form):
     document = forms.FileField(help_text="A mapping document (JSON), as export_mappings or the Export link writes it.")
+    note = forms.CharField(required=False, max_length=200, widget=forms.TextInput(attrs={"size": 40}))

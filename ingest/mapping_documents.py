@@ -148,8 +148,17 @@ def parse_mapping_document(document: Any) -> list[FieldRule]:
         problems.extend(rule_problems(field_name, spec))
     if problems:
         raise MappingDocumentInvalid(problems)
+    return rules_from_document(document)
+
+
+def rules_from_document(document: dict) -> list[FieldRule]:
+    """The rules of a document validated before (a stored mapping version), in canonical field order.
+
+    Not validated again: a stored version keeps working even if a later release validates more strictly.
+    """
     order = {canonical.name: index for index, canonical in enumerate(CANONICAL_FIELDS)}
-    return sorted((rule_from_spec(name, spec) for name, spec in fields.items()), key=lambda rule: order[rule.field])
+    rules = (rule_from_spec(name, spec) for name, spec in document["fields"].items())
+    return sorted(rules, key=lambda rule: order[rule.field])
 
 
 def rule_spec(rule: FieldRule) -> dict:

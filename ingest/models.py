@@ -1,71 +1,67 @@
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
-from ingest.converters import MAPPING_TYPES
-from ingest.mapping_documents import TYPE_OPTIONS, rule_from_spec, rule_problems
-from ingest.normalization import FieldRule
 from partners.choices import Environment
 from partners.models import ClientId, Partner
-from projects.canonical import CANONICAL_FIELDS
 from projects.models import Project
 
 
-class FieldMapping(models.Model):
-    """How one canonical project field is read from a partner's pushed `data` (both environments)."""
+class MappingVersion(models.Model):
+    """One immutable, numbered state of a partner's whole mapping document: who made it, when, and why.
 
-    partner = models.ForeignKey(Partner, on_delete=models.CASCADE, related_name="field_mappings")
-    field = models.CharField(max_length=40, choices=[(f.name, f.name) for f in CANONICAL_FIELDS])
-    source = models.TextField(help_text="A JMESPath expression over data, e.g. properties.dealname || name")
-    type = models.CharField(max_length=10, choices=[(t, t) for t in MAPPING_TYPES])
-    options = models.JSONField(
-        default=dict, blank=True, help_text='Type options: scale, formats, region, values, e.g. {"scale": 0.001}'
+    Versions are only ever added (workbench save, import); environments point at one through MappingPublication.
+    """
+
+    partner = models.ForeignKey(Partner, on_delete=models.CASCADE, related_name="mapping_versions")
+    number = models.PositiveIntegerField(editable=False)
+    document = models.JSONField(editable=False, help_text="The mapping document, as export_mappings writes it.")
+    note = models.CharField(max_length=200, blank=True, editable=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, editable=False, on_delete=models.SET_NULL, related_name="+"
     )
-    default = models.JSONField(null=True, blank=True, help_text="Used when the source yields nothing.")
-    required = models.BooleanField(default=False)
-    updated_at = models.DateTimeField(auto_now=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
-        ordering = ["partner", "field"]
+        ordering = ["partner", "-number"]
+        permissions = [("publish_mappingversion", "Can publish a mapping version to an environment")]
         constraints = [
             models.UniqueConstraint(
-                fields=["partner", "field"],
-                name="ingest_fieldmapping_one_per_field",
-                violation_error_message="This partner already has a mapping for this field.",
+                fields=["partner", "number"],
+                name="ingest_mappingversion_number_unique",
+                violation_error_message="This partner already has a mapping version with this number.",
             ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.field} ← {self.source} ({self.type})"
+        return f"{self.partner} mappings v{self.number}"
 
-    def as_spec(self) -> dict:
-        """The mapping as its document entry. Options that the type does not take are left out (clean() says so)."""
-        allowed = TYPE_OPTIONS.get(self.type, ())
-        options = {key: value for key, value in (self.options or {}).items() if key in allowed}
-        spec = {**options, "source": self.source, "type": self.type, "required": self.required}
-        if self.default is not None:
-            spec["default"] = self.default
-        return spec
+    @property
+    def field_count(self) -> int:
+        return len(self.document.get("fields", {}))
 
-    def as_rule(self) -> FieldRule:
-        return rule_from_spec(self.field, self.as_spec())
 
-    def clean(self) -> None:
-        super().clean()
-        if not isinstance(self.options, dict):
-            raise ValidationError({"options": "Must be a JSON object."})
-        errors: dict[str, list[str]] = {}
-        for key in sorted(set(self.options) - set(TYPE_OPTIONS.get(self.type, ()))):
-            errors.setdefault("options", []).append(f"{key}: is not an option of type {self.type}")
-        for problem in rule_problems(self.field, self.as_spec(), path="mapping"):
-            key = problem.path.removeprefix("mapping").strip(".").split(".")[0]
-            if key in {"source", "type", "default", "required"}:
-                errors.setdefault(key, []).append(problem.message)
-            else:
-                errors.setdefault("options", []).append(str(problem).removeprefix("mapping."))
-        if errors:
-            raise ValidationError(errors)
+class MappingPublication(models.Model):
+    """The version one environment of a partner normalizes with: what its pushes and reprocessing read."""
+
+    partner = models.ForeignKey(Partner, on_delete=models.CASCADE, related_name="mapping_publications")
+    environment = models.CharField(max_length=10, choices=Environment.choices)
+    version = models.ForeignKey(MappingVersion, on_delete=models.PROTECT, related_name="publications")
+    published_at = models.DateTimeField(default=timezone.now)
+    published_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        ordering = ["partner", "environment"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["partner", "environment"],
+                name="ingest_mappingpublication_one_per_environment",
+                violation_error_message="An environment uses one mapping version at a time.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.partner} {self.get_environment_display()}: v{self.version.number}"
 
 
 class RawPush(models.Model):

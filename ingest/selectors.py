@@ -3,32 +3,41 @@ from collections import Counter
 from django.db.models import Count, Max
 
 from ingest.discovery import DiscoveredKey, discover_keys
-from ingest.mapping_documents import mapping_document, rule_from_spec
-from ingest.models import FieldMapping, RawPush
+from ingest.mapping_documents import mapping_document
+from ingest.mapping_rules_cache import version_rules
+from ingest.models import MappingPublication, RawPush
 from ingest.normalization import FieldRule, normalize
 from integration_service.rows import rows_select
 from partners.choices import Environment
 from partners.models import Partner
-from projects.canonical import CANONICAL_FIELDS, CANONICAL_FIELDS_BY_NAME, format_canonical
+from projects.canonical import CANONICAL_FIELDS_BY_NAME, format_canonical
 from projects.choices import MappingStatus
 
-_RULE_COLUMNS = ("field", "source", "type", "options", "default", "required")
-_FIELD_ORDER = {canonical.name: index for index, canonical in enumerate(CANONICAL_FIELDS)}
 
+def mapping_rules_for_partner(*, partner_id: int, environment: str) -> list[FieldRule]:
+    """The rules of the mapping version the environment uses, in canonical field order ([] before any version).
 
-def mapping_rules_for_partner(*, partner_id: int) -> list[FieldRule]:
-    """The partner's mappings as engine rules, in canonical field order.
-
-    Read on every push, and so read without the ORM's compilation (integration_service/rows.py); rules are built
-    as FieldMapping.as_rule() builds them.
+    Read on every push: one single-row query for the published version's id, without the ORM's compilation
+    (integration_service/rows.py); the version's rules come from a per-process cache, which cannot go stale
+    because versions never change.
     """
-    rows = rows_select(FieldMapping, attnames=_RULE_COLUMNS, where={"partner_id": partner_id})
-    rules = (rule_from_spec(row["field"], {**(row["options"] or {}), **row}) for row in rows)
-    return sorted(rules, key=lambda rule: _FIELD_ORDER[rule.field])
+    rows = rows_select(
+        MappingPublication, attnames=("version_id",), where={"partner_id": partner_id, "environment": environment}
+    )
+    return list(version_rules(version_id=rows[0]["version_id"])) if rows else []
 
 
-def mapping_document_export(*, partner: Partner) -> dict:
-    return mapping_document(mapping_rules_for_partner(partner_id=partner.pk))
+def mapping_document_export(*, partner: Partner, environment: str = Environment.SANDBOX) -> dict:
+    return mapping_document(mapping_rules_for_partner(partner_id=partner.pk, environment=environment))
+
+
+def _published_numbers(partner: Partner) -> dict[str, int | None]:
+    numbers = dict.fromkeys(Environment.values)
+    for environment, number in MappingPublication.objects.filter(partner=partner).values_list(
+        "environment", "version__number"
+    ):
+        numbers[environment] = number
+    return numbers
 
 
 def partner_onboarding(*, partner: Partner, recent: int = 200) -> dict:
@@ -37,7 +46,7 @@ def partner_onboarding(*, partner: Partner, recent: int = 200) -> dict:
     The latest `recent` sandbox pushes are normalized with the current mappings, so the share reflects a mapping
     change at once, before any reprocessing; only those pushes are read, whatever the partner's history.
     """
-    rules = mapping_rules_for_partner(partner_id=partner.pk)
+    rules = mapping_rules_for_partner(partner_id=partner.pk, environment=Environment.SANDBOX)
     pushes = (
         RawPush.objects.filter(partner=partner, environment=Environment.SANDBOX)
         .order_by("-received_at", "-id")
@@ -52,6 +61,7 @@ def partner_onboarding(*, partner: Partner, recent: int = 200) -> dict:
         "sandbox_client_ids": client_ids.filter(environment=Environment.SANDBOX).count(),
         "production_client_ids": client_ids.filter(environment=Environment.PRODUCTION).count(),
         "mappings": len(rules),
+        **{f"{environment}_version": number for environment, number in _published_numbers(partner).items()},
         "recent_sandbox_pushes": len(results),
         "mapped_share": round(100 * statuses[MappingStatus.MAPPED] / len(results)) if results and rules else None,
         "top_issues": [
@@ -71,7 +81,8 @@ def pushes_recent(*, partner: Partner, limit: int) -> list[RawPush]:
 
 def source_key_discovery(*, partner: Partner, sample: int = 1000) -> list[DiscoveredKey]:
     """Key paths of the partner's latest `sample` pushes, with counts, examples and the mappings that use them."""
-    sources = {rule.field: rule.source for rule in mapping_rules_for_partner(partner_id=partner.pk)}
+    rules = mapping_rules_for_partner(partner_id=partner.pk, environment=Environment.SANDBOX)
+    sources = {rule.field: rule.source for rule in rules}
     return discover_keys((push.data for push in pushes_recent(partner=partner, limit=sample)), sources)
 
 

@@ -1,16 +1,16 @@
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
-from ingest.mapping_documents import parse_mapping_document
 from ingest.merge_patch import merge_patch
-from ingest.models import FieldMapping, RawPush, ReprocessRun
+from ingest.models import RawPush, ReprocessRun
 from ingest.normalization import FieldRule, NormalizationResult, normalize
 from ingest.selectors import mapping_rules_for_partner
 from integration_service.rows import instance_from_row, row_insert, rows_select, rows_update
+from partners.choices import Environment
 from partners.models import ClientId, Partner, User
 from projects.canonical import CANONICAL_ATTNAMES
 from projects.change_clock import change_stamps_take
@@ -105,7 +105,7 @@ def push_receive(
     integration_service/rows.py rather than the ORM's compiler, five or six of them whatever the payload.
     """
     partner_id = client_id.partner_id
-    rules = mapping_rules_for_partner(partner_id=partner_id)
+    rules = mapping_rules_for_partner(partner_id=partner_id, environment=environment)
     key = {"partner_id": partner_id, "environment": environment, "external_id": external_id}
     project, created = _project_lock_or_create(key=key)
     changed = project_apply_push(project=project, data=data, rules=rules) or created
@@ -144,14 +144,14 @@ def projects_reprocess(
     batch_size: int = 250,
     on_progress: Callable[[int, int], Any] | None = None,
 ) -> ReprocessSummary:
-    """Re-normalize the partner's stored projects with its current mappings, batch by batch.
+    """Re-normalize the partner's stored projects with the mapping version each environment uses, batch by batch.
 
     Memory stays flat (one batch at a time, keyset by id); each batch is locked and written in one transaction,
     so a concurrent push to the same project waits instead of being overwritten. Only projects whose
     normalized fields change get a new updatedDate, consecutive stamps taken after the batch is normalized: the
     partner environment's other writers wait only while the batch's rows are written (hence batches of 250).
     """
-    rules = mapping_rules_for_partner(partner_id=partner.pk)
+    rules = {env: mapping_rules_for_partner(partner_id=partner.pk, environment=env) for env in Environment.values}
     projects = Project.objects.filter(partner=partner)
     if environment:
         projects = projects.filter(environment=environment)
@@ -168,7 +168,8 @@ def projects_reprocess(
                 break
             updated: dict[str, list[Project]] = {}
             for project in batch:
-                if project_apply_normalization(project=project, result=normalize(project.source_data, rules)):
+                result = normalize(project.source_data, rules[project.environment])
+                if project_apply_normalization(project=project, result=result):
                     updated.setdefault(project.environment, []).append(project)
             for environment_updated, projects_updated in sorted(updated.items()):
                 projects_write_stamped(
@@ -221,11 +222,3 @@ def reprocess_run_execute(*, run_id: int) -> ReprocessRun:
         changed=summary.changed,
     )
     return ReprocessRun.objects.get(pk=run_id)
-
-
-@transaction.atomic
-def mapping_document_import(*, partner: Partner, document: Any) -> list[FieldMapping]:
-    """Replace the partner's mappings with the document's, or raise MappingDocumentInvalid and change nothing."""
-    rules = parse_mapping_document(document)
-    FieldMapping.objects.filter(partner=partner).delete()
-    return FieldMapping.objects.bulk_create(FieldMapping(partner=partner, **asdict(rule)) for rule in rules)

@@ -5,8 +5,9 @@ from http import HTTPStatus
 import pytest
 from django.urls import reverse
 
-from ingest.models import FieldMapping, RawPush, ReprocessRun
-from ingest.services import mapping_document_import, reprocess_run_request
+from ingest.mapping_services import mapping_document_import
+from ingest.models import MappingVersion, RawPush, ReprocessRun
+from ingest.services import reprocess_run_request
 from partners.models import ClientId, Partner
 from projects.models import Project
 from tests.conftest import SANDBOX, url
@@ -24,7 +25,8 @@ def console(sandbox_client, partner, user, production_key):
         "partner": partner.pk,
         "user": user.pk,
         "clientid": ClientId.objects.first().pk,
-        "fieldmapping": FieldMapping.objects.get().pk,
+        "mappingversion": MappingVersion.objects.get().pk,
+        "publish": (partner.pk, 1, "production"),
         "rawpush": RawPush.objects.get().pk,
         "project": Project.objects.get().pk,
         "reprocessrun": ReprocessRun.objects.get().pk,
@@ -42,11 +44,12 @@ PAGES = [
     ("admin:partners_clientid_changelist", None),
     ("admin:partners_clientid_add", None),
     ("admin:partners_clientid_change", "clientid"),
-    ("admin:ingest_fieldmapping_changelist", None),
-    ("admin:ingest_fieldmapping_add", None),
-    ("admin:ingest_fieldmapping_change", "fieldmapping"),
-    ("admin:ingest_fieldmapping_workbench", "partner"),
-    ("admin:ingest_fieldmapping_export", "partner"),
+    ("admin:ingest_mappingversion_changelist", None),
+    ("admin:ingest_mappingversion_change", "mappingversion"),
+    ("admin:ingest_mappingversion_workbench", "partner"),
+    ("admin:ingest_mappingversion_export", "partner"),
+    ("admin:ingest_mappingversion_partner_history", "partner"),
+    ("admin:ingest_mappingversion_publish", "publish"),
     ("admin:ingest_rawpush_changelist", None),
     ("admin:ingest_rawpush_change", "rawpush"),
     ("admin:projects_project_changelist", None),
@@ -58,7 +61,9 @@ PAGES = [
 
 
 def page_url(name: str, key: str | None, console: dict) -> str:
-    return reverse(name, args=[console[key]] if key else None)
+    if key is None:
+        return reverse(name)
+    return reverse(name, args=console[key] if isinstance(console[key], tuple) else [console[key]])
 
 
 @pytest.mark.parametrize(("name", "key"), PAGES, ids=[name.removeprefix("admin:") for name, _ in PAGES])

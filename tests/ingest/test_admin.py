@@ -3,52 +3,24 @@ from http import HTTPStatus
 import pytest
 from django.urls import reverse
 
-from ingest.models import FieldMapping
+from ingest.mapping_services import mapping_document_import
+from ingest.models import MappingVersion
 
 pytestmark = pytest.mark.django_db
 
 
-def test_a_mapping_is_validated_when_saved_in_the_admin(admin_client, partner):
-    response = admin_client.post(
-        reverse("admin:ingest_fieldmapping_add"),
-        {
-            "partner": partner.pk,
-            "field": "systemSizeKw",
-            "source": "size[",
-            "type": "decimal",
-            "options": '{"scale": "lots", "region": "US"}',
-            "default": "",
-            "required": "",
-        },
-    )
+def test_the_plain_per_field_mapping_admin_is_gone_and_versions_cannot_be_edited(admin_client, partner):
+    mapping_document_import(partner=partner, document={"fields": {"name": {"source": "t", "type": "string"}}})
+    version = MappingVersion.objects.get()
 
-    assert response.status_code == HTTPStatus.OK
-    errors = response.context["adminform"].form.errors
-    assert errors["source"][0].startswith("is not a valid JMESPath expression")
-    assert errors["options"] == [
-        "region: is not an option of type decimal",
-        "scale: must be a non-zero number, e.g. 0.001 for watts to kilowatts",
-    ]
-    assert not FieldMapping.objects.exists()
-
-
-def test_a_valid_mapping_saves_in_the_admin(admin_client, partner):
-    response = admin_client.post(
-        reverse("admin:ingest_fieldmapping_add"),
-        {
-            "partner": partner.pk,
-            "field": "systemSizeKw",
-            "source": "size_w",
-            "type": "decimal",
-            "options": '{"scale": 0.001}',
-            "default": "",
-            "required": "on",
-        },
-    )
-
-    assert response.status_code == HTTPStatus.FOUND
-    mapping = FieldMapping.objects.get()
-    assert (mapping.options, mapping.default, mapping.required) == ({"scale": 0.001}, None, True)
+    assert admin_client.get("/admin/ingest/fieldmapping/").status_code == HTTPStatus.NOT_FOUND
+    assert admin_client.get(reverse("admin:ingest_mappingversion_add")).status_code == HTTPStatus.FORBIDDEN
+    page = admin_client.get(reverse("admin:ingest_mappingversion_change", args=[version.pk]))
+    assert page.status_code == HTTPStatus.OK
+    assert "&quot;source&quot;: &quot;t&quot;" in page.content.decode()
+    response = admin_client.post(reverse("admin:ingest_mappingversion_delete", args=[version.pk]), {"post": "yes"})
+    assert response.status_code == HTTPStatus.FORBIDDEN
+    assert MappingVersion.objects.get().document == {"fields": {"name": {"source": "t", "type": "string"}}}
 
 
 def test_raw_pushes_and_projects_are_read_only(admin_client, sandbox_client):
@@ -63,7 +35,6 @@ def test_raw_pushes_and_projects_are_read_only(admin_client, sandbox_client):
 
 
 def test_project_page_shows_source_normalized_fields_issues_and_its_pushes(admin_client, sandbox_client, partner):
-    from ingest.services import mapping_document_import
     from tests.conftest import SANDBOX, url
 
     mapping_document_import(

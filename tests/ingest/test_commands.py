@@ -4,8 +4,9 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from ingest.models import FieldMapping
-from ingest.services import mapping_document_import, projects_reprocess
+from ingest.mapping_services import mapping_document_import
+from ingest.models import MappingVersion
+from ingest.services import projects_reprocess
 from projects.models import Project
 from tests.conftest import PRODUCTION, SANDBOX, url
 
@@ -27,6 +28,9 @@ def run(*args) -> str:
     return out.getvalue()
 
 
+SMALLER = {"fields": {"city": {"source": "city", "type": "string"}}}
+
+
 @pytest.fixture
 def document_file(tmp_path):
     path = tmp_path / "mappings.json"
@@ -37,18 +41,99 @@ def document_file(tmp_path):
 def test_import_then_export_is_a_round_trip(partner, document_file):
     out = run("import_mappings", "sunrise", str(document_file))
 
-    assert out == "Imported 4 mapping(s) for 'sunrise'. Run `reprocess sunrise` to apply them to stored projects.\n"
+    assert out == (
+        "Imported version 1 of 'sunrise' (4 field(s)). The sandbox and production (not yet cleared) use it.\n"
+        "Run `reprocess sunrise` to apply it to stored projects.\n"
+    )
     assert json.loads(run("export_mappings", "sunrise")) == DOCUMENT
 
 
-def test_import_replaces_the_mappings_as_a_whole(partner, document_file, tmp_path):
+def test_each_import_is_a_new_version_of_the_whole_document_for_the_sandbox(partner, document_file, tmp_path):
     run("import_mappings", "sunrise", str(document_file))
     smaller = tmp_path / "smaller.json"
-    smaller.write_text(json.dumps({"fields": {"city": {"source": "city", "type": "string"}}}))
+    smaller.write_text(json.dumps(SMALLER))
 
+    out = run("import_mappings", "sunrise", str(smaller), "--note", "only the city")
+
+    assert out.startswith(
+        "Imported version 2 of 'sunrise' (1 field(s)). The sandbox uses it; production keeps version 1."
+    )
+    assert json.loads(run("export_mappings", "sunrise")) == SMALLER
+    assert json.loads(run("export_mappings", "sunrise", "--env", "sandbox")) == SMALLER
+    assert json.loads(run("export_mappings", "sunrise", "--env", "production")) == DOCUMENT
+    assert json.loads(run("export_mappings", "sunrise", "--version", "1")) == DOCUMENT
+    assert MappingVersion.objects.get(number=2).note == "only the city"
+
+
+def test_export_of_a_version_that_does_not_exist(partner, document_file):
+    run("import_mappings", "sunrise", str(document_file))
+
+    with pytest.raises(CommandError, match="'sunrise' has no mapping version 7; mapping_versions lists them."):
+        run("export_mappings", "sunrise", "--version", "7")
+    with pytest.raises(CommandError, match="not allowed with argument"):
+        run("export_mappings", "sunrise", "--version", "1", "--env", "sandbox")
+
+
+def test_mapping_versions_lists_the_history_with_the_environments(partner, document_file, tmp_path):
+    assert run("mapping_versions", "sunrise") == (
+        "'sunrise' has no mapping versions yet; import_mappings makes the first.\n"
+    )
+    run("import_mappings", "sunrise", str(document_file))
+    smaller = tmp_path / "smaller.json"
+    smaller.write_text(json.dumps(SMALLER))
+    run("import_mappings", "sunrise", str(smaller), "--note", "only the city")
+
+    lines = run("mapping_versions", "sunrise").splitlines()
+
+    assert lines[0].split() == ["version", "created", "(UTC)", "by", "fields", "used", "by", "note"]
+    assert lines[1].split()[0] == "2" and lines[1].split()[3:] == ["(command)", "1", "sandbox", "only", "the", "city"]
+    assert lines[2].split()[0] == "1" and lines[2].split()[3:] == ["(command)", "4", "production"]
+
+
+def test_publish_stages_promotes_and_rolls_back_with_reprocessing(production_client, partner, document_file, tmp_path):
+    out = run("import_mappings", "sunrise", str(document_file))  # the partner is cleared already: sandbox only
+    assert "The sandbox uses it; production has no version yet." in out
+    run("publish_mappings", "sunrise", "--env", "production")
+    pushed = production_client.post(
+        url(PRODUCTION, "push"),
+        {"id": "9", "data": {"properties": {"dealname": "Live"}, "city": "Bend"}},
+        format="json",
+    ).json()
+    smaller = tmp_path / "smaller.json"
+    smaller.write_text(json.dumps(SMALLER))
     run("import_mappings", "sunrise", str(smaller))
 
-    assert list(FieldMapping.objects.values_list("field", flat=True)) == ["city"]
+    def production_project() -> dict:
+        return production_client.get(url(PRODUCTION, "project-detail", project_id=pushed["id"])).json()
+
+    assert (production_project()["name"], production_project()["city"]) == ("Live", None)  # staged: sandbox only
+
+    out = run("publish_mappings", "sunrise", "--env", "production")
+
+    assert out == (
+        "Production of 'sunrise' uses version 2 (was version 1).\nReprocessed 1 production project(s); 1 changed.\n"
+    )
+    assert (production_project()["name"], production_project()["city"]) == (None, "Bend")
+
+    out = run("publish_mappings", "sunrise", "--env", "production", "--version", "1")
+
+    assert out.startswith("Production of 'sunrise' uses version 1 (was version 2).")
+    assert (production_project()["name"], production_project()["city"]) == ("Live", None)
+    assert json.loads(run("export_mappings", "sunrise", "--env", "sandbox")) == SMALLER
+
+
+def test_publish_without_reprocessing_and_refusals(partner, document_file):
+    with pytest.raises(CommandError, match="'sunrise' has no mapping version in the sandbox"):
+        run("publish_mappings", "sunrise", "--env", "production")
+    with pytest.raises(CommandError, match="invalid choice: 'staging'"):
+        run("publish_mappings", "sunrise", "--env", "staging")
+    run("import_mappings", "sunrise", str(document_file))
+    with pytest.raises(CommandError, match="'sunrise' has no mapping version 3"):
+        run("publish_mappings", "sunrise", "--env", "production", "--version", "3")
+
+    assert run("publish_mappings", "sunrise", "--env", "sandbox", "--no-reprocess") == (
+        "Sandbox of 'sunrise' uses version 1 (was version 1).\n"
+    )
 
 
 def test_an_invalid_document_is_refused_with_every_problem_and_changes_nothing(partner, document_file, tmp_path):

@@ -3,8 +3,9 @@ from http import HTTPStatus
 import pytest
 from django.urls import reverse
 
+from ingest.mapping_services import mapping_document_import
 from ingest.models import ReprocessRun
-from ingest.services import mapping_document_import, reprocess_run_execute, reprocess_run_request
+from ingest.services import reprocess_run_execute, reprocess_run_request
 from projects.models import Project
 
 pytestmark = pytest.mark.django_db

@@ -6,10 +6,12 @@ from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from ingest.mapping_services import mapping_document_import
+from ingest.models import MappingVersion
 from ingest.selectors import mapping_document_export
-from ingest.services import mapping_document_import
+from partners.services import partner_clear_for_production
 from projects.canonical import CANONICAL_FIELDS
-from tests.conftest import SANDBOX, url
+from tests.conftest import PRODUCTION, SANDBOX, url
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +21,7 @@ CURRENT = {"fields": {"name": {"source": "title", "type": "string"}}}
 @pytest.fixture
 def workbench(partner):
     mapping_document_import(partner=partner, document=CURRENT)
-    return reverse("admin:ingest_fieldmapping_workbench", args=[partner.pk])
+    return reverse("admin:ingest_mappingversion_workbench", args=[partner.pk])
 
 
 @pytest.fixture
@@ -95,35 +97,60 @@ def test_invalid_rows_show_their_problems_next_to_the_fields(admin_client, workb
     assert mapping_document_export(partner=partner) == CURRENT
 
 
-def test_save_replaces_the_mappings_and_offers_to_reprocess(admin_client, workbench, partner):
+def test_save_makes_a_new_version_for_the_sandbox_only_and_offers_to_promote(admin_client, workbench, partner):
+    partner_clear_for_production(partner=partner, performed_by=None)
     changes = {
         "name": {"source": "", "type": ""},
         "status": {"source": '"Deal Stage"', "type": "enum", "options": '{"values": {"won": "contracted"}}'},
         "currency": {"source": "cur", "type": "string", "default": "USD", "required": "on"},
     }
 
-    response = admin_client.post(workbench, {**rows(**changes), "action": "save"}, follow=True)
+    response = admin_client.post(
+        workbench, {**rows(**changes), "action": "save", "note": " status from the deal stage "}, follow=True
+    )
 
     assert response.redirect_chain == [(workbench, HTTPStatus.FOUND)]
-    assert mapping_document_export(partner=partner) == {
+    saved = {
         "fields": {
             "status": {"source": '"Deal Stage"', "type": "enum", "values": {"won": "contracted"}},
             "currency": {"source": "cur", "type": "string", "default": "USD", "required": True},
         }
     }
+    assert mapping_document_export(partner=partner) == saved
+    assert mapping_document_export(partner=partner, environment=PRODUCTION) == CURRENT
+    version = MappingVersion.objects.get(number=2)
+    assert (version.document, version.note, version.created_by.email) == (
+        saved,
+        "status from the deal stage",
+        "admin@example.com",
+    )
     messages = [str(message) for message in response.context["messages"]]
     assert messages[0] == (
-        "Saved 2 mapping(s) for Sunrise Solar EPC. New pushes use them now; "
-        "stored projects change when you reprocess them."
+        "Saved version 2 of Sunrise Solar EPC's mappings (2 field(s)). New pushes to the sandbox use it now."
     )
-    assert f'href="/admin/ingest/reprocessrun/add/?partner={partner.pk}"' in messages[1]
+    publish = reverse("admin:ingest_mappingversion_publish", args=[partner.pk, 2, "production"])
+    assert messages[1] == (
+        f'Production keeps version 1. <a href="{publish}">Promote version 2 to production</a> after a preview.'
+    )
+    assert f'href="/admin/ingest/reprocessrun/add/?partner={partner.pk}&amp;environment=sandbox"' in messages[2]
 
 
 def test_export_downloads_the_mapping_document(admin_client, partner, workbench):
-    response = admin_client.get(reverse("admin:ingest_fieldmapping_export", args=[partner.pk]))
+    response = admin_client.get(reverse("admin:ingest_mappingversion_export", args=[partner.pk]))
 
-    assert response["Content-Disposition"] == 'attachment; filename="sunrise-mappings.json"'
+    assert response["Content-Disposition"] == 'attachment; filename="sunrise-mappings-v1.json"'
     assert json.loads(response.content) == CURRENT
+
+
+def test_export_of_a_chosen_version_or_environment(admin_client, partner, workbench):
+    partner_clear_for_production(partner=partner, performed_by=None)
+    mapping_document_import(partner=partner, document={"fields": {}})
+    export = reverse("admin:ingest_mappingversion_export", args=[partner.pk])
+
+    assert json.loads(admin_client.get(export).content) == {"fields": {}}
+    assert json.loads(admin_client.get(export, {"version": "1"}).content) == CURRENT
+    assert json.loads(admin_client.get(export, {"env": "production"}).content) == CURRENT
+    assert admin_client.get(export, {"version": "9"}).status_code == HTTPStatus.NOT_FOUND
 
 
 def test_import_replaces_the_mappings_or_lists_every_problem(admin_client, partner, workbench):
@@ -139,9 +166,15 @@ def test_import_replaces_the_mappings_or_lists_every_problem(admin_client, partn
     assert "fields.colour: unknown canonical field" in message
 
     admin_client.post(
-        workbench, {"action": "import", "document": SimpleUploadedFile("m.json", json.dumps(good).encode())}
+        workbench,
+        {
+            "action": "import",
+            "note": "from the CRM team",
+            "document": SimpleUploadedFile("m.json", json.dumps(good).encode()),
+        },
     )
     assert mapping_document_export(partner=partner) == good
+    assert MappingVersion.objects.get(number=2).note == "from the CRM team"
 
 
 def test_the_workbench_is_for_operators_who_may_change_mappings(client, user, admin_user, django_user_model, workbench):
@@ -152,7 +185,7 @@ def test_the_workbench_is_for_operators_who_may_change_mappings(client, user, ad
     client.force_login(staff)
     assert client.get(workbench).status_code == HTTPStatus.FORBIDDEN
 
-    staff.user_permissions.add(Permission.objects.get(codename="change_fieldmapping"))
+    staff.user_permissions.add(Permission.objects.get(codename="add_mappingversion"))
     staff = django_user_model.objects.get(pk=staff.pk)
     client.force_login(staff)
     assert client.get(workbench).status_code == HTTPStatus.OK

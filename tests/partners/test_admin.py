@@ -89,7 +89,7 @@ def test_partner_list_shows_status_push_counts_and_last_push(admin_client, sandb
 
 
 def test_partner_page_shows_the_onboarding_state(admin_client, sandbox_client, partner, production_key):
-    from ingest.services import mapping_document_import
+    from ingest.mapping_services import mapping_document_import
 
     mapping_document_import(
         partner=partner, document={"fields": {"customerPhone": {"source": "phone", "type": "phone"}}}
@@ -104,6 +104,8 @@ def test_partner_page_shows_the_onboarding_state(admin_client, sandbox_client, p
         "sandbox_client_ids": 1,
         "production_client_ids": 1,
         "mappings": 1,
+        "sandbox_version": 1,
+        "production_version": 1,
         "recent_sandbox_pushes": 2,
         "mapped_share": 50,
         "top_issues": [{"field": "customerPhone", "reason": "not a valid phone number for region US", "count": 1}],
@@ -114,7 +116,7 @@ def test_partner_page_shows_the_onboarding_state(admin_client, sandbox_client, p
 
 
 def test_the_onboarding_share_follows_a_mapping_change_before_reprocessing(admin_client, sandbox_client, partner):
-    from ingest.services import mapping_document_import
+    from ingest.mapping_services import mapping_document_import
 
     sandbox_client.post(url(SANDBOX, "push"), {"id": "1", "data": {"title": "Roof"}}, format="json")
     page = reverse("admin:partners_partner_change", args=[partner.pk])

@@ -5,18 +5,24 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from ingest.mapping_documents import MappingDocumentInvalid
-from ingest.services import mapping_document_import
+from ingest.mapping_selectors import mapping_version_get
+from ingest.mapping_services import mapping_document_import
+from partners.choices import Environment
 from partners.management.base import partner_or_error
 
 
 class Command(BaseCommand):
-    help = "Replace a partner's field mappings with a mapping document (JSON file, or - for stdin)."
+    help = (
+        "Make a mapping document (JSON file, or - for stdin) the partner's next mapping version, used by the sandbox. "
+        "Production keeps its version until publish_mappings --env production."
+    )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("slug")
         parser.add_argument("file")
+        parser.add_argument("--note", default="", help="Why this version exists, kept in its history.")
 
-    def handle(self, *args, slug: str, file: str, **options) -> None:
+    def handle(self, *args, slug: str, file: str, note: str, **options) -> None:
         partner = partner_or_error(slug)
         try:
             text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
@@ -26,13 +32,19 @@ class Command(BaseCommand):
         except ValueError as error:
             raise CommandError(f"{file} is not valid JSON: {error}") from error
         try:
-            mappings = mapping_document_import(partner=partner, document=document)
+            version = mapping_document_import(partner=partner, document=document, note=note[:200])
         except MappingDocumentInvalid as invalid:
             listing = "\n".join(f"  - {problem}" for problem in invalid.problems)
             raise CommandError(
                 f"The mapping document has {len(invalid.problems)} problem(s); nothing was changed:\n{listing}"
             ) from invalid
+        production = mapping_version_get(partner=partner, environment=Environment.PRODUCTION)
+        if production == version:
+            where = "The sandbox and production (not yet cleared) use it"
+        else:
+            kept = f"keeps version {production.number}" if production else "has no version yet"
+            where = f"The sandbox uses it; production {kept}"
         self.stdout.write(
-            f"Imported {len(mappings)} mapping(s) for '{partner.slug}'. "
-            f"Run `reprocess {partner.slug}` to apply them to stored projects."
+            f"Imported version {version.number} of '{partner.slug}' ({version.field_count} field(s)). {where}.\n"
+            f"Run `reprocess {partner.slug}` to apply it to stored projects."
         )

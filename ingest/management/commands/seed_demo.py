@@ -7,7 +7,10 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from ingest.demo import DEMO_MAPPING_DOCUMENT, DEMO_RECORDS
-from ingest.services import mapping_document_import, push_receive
+from ingest.mapping_documents import mapping_document, parse_mapping_document
+from ingest.mapping_selectors import mapping_version_get
+from ingest.mapping_services import mapping_document_import, mapping_version_publish
+from ingest.services import push_receive
 from partners.choices import CLIENT_ID_PREFIXES, Environment
 from partners.models import ClientId, Partner, User
 from partners.selectors import client_id_hash
@@ -42,7 +45,7 @@ class Command(BaseCommand):
         user = self._user(DEMO_USER_EMAIL, DEMO_USER_PASSWORD, partner=partner)
         keys = {environment: self._client_id(partner, environment) for environment in Environment}
         partner_clear_for_production(partner=partner, performed_by=None, note="seed_demo")
-        mapping_document_import(partner=partner, document=DEMO_MAPPING_DOCUMENT)
+        self._mappings(partner)
         self._demo_projects(user, ClientId.objects.get(key_hash=client_id_hash(keys[Environment.SANDBOX])))
 
         base_url = base_url.rstrip("/")
@@ -59,6 +62,13 @@ class Command(BaseCommand):
                 ]
             )
         )
+
+    def _mappings(self, partner: Partner) -> None:
+        """The demo document as the version both environments use; a new version only when it differs."""
+        version = mapping_version_get(partner=partner, environment=Environment.SANDBOX)
+        if version is None or version.document != mapping_document(parse_mapping_document(DEMO_MAPPING_DOCUMENT)):
+            version = mapping_document_import(partner=partner, document=DEMO_MAPPING_DOCUMENT, note="seed_demo")
+        mapping_version_publish(version=version, environment=Environment.PRODUCTION, published_by=None)
 
     def _demo_projects(self, user: User, client_id: ClientId) -> None:
         """Push the demo records once; later runs leave them (and the raw push history) alone."""

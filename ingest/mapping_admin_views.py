@@ -1,0 +1,81 @@
+"""Mapping versions in the admin: the history with a diff of any two versions, and publishing after a preview."""
+
+from django.contrib import admin, messages
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.html import format_html
+
+from ingest.admin_views import require_permission
+from ingest.mapping_diff import document_diff
+from ingest.mapping_selectors import mapping_publications, mapping_publish_preview, mapping_versions_with_environments
+from ingest.mapping_services import mapping_version_publish
+from ingest.models import MappingVersion
+from ingest.services import reprocess_run_request
+from partners.choices import Environment
+from partners.models import Partner
+
+
+def history_url(partner: Partner) -> str:
+    return reverse("admin:ingest_mappingversion_partner_history", args=[partner.pk])
+
+
+def _number(request: HttpRequest, name: str, default: int | None) -> int | None:
+    value = request.GET.get(name, "")
+    return int(value) if value.isdigit() else default
+
+
+def mapping_history(request: HttpRequest, partner_id: int, model_admin: admin.ModelAdmin) -> HttpResponse:
+    """Every version, newest first, which environment uses which, and the diff of two (?a=N&b=M)."""
+    require_permission(request, "ingest.view_mappingversion")
+    partner = get_object_or_404(Partner, pk=partner_id)
+    versions = mapping_versions_with_environments(partner=partner)
+    by_number = {version.number: version for version in versions}
+    newest = versions[0].number if versions else None
+    after = by_number.get(_number(request, "b", newest))
+    before = by_number.get(_number(request, "a", after.number - 1 if after else None))
+    diff = document_diff(before.document if before else {}, after.document) if after else []
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": MappingVersion._meta,
+        "title": f"Mapping versions: {partner.name}",
+        "partner": partner,
+        "versions": versions,
+        "publications": mapping_publications(partner=partner),
+        "before": before,
+        "after": after,
+        "diff": diff,
+        "can_publish": request.user.has_perm("ingest.publish_mappingversion"),
+    }
+    return TemplateResponse(request, "admin/ingest/mapping_history.html", context)
+
+
+def mapping_publish(
+    request: HttpRequest, partner_id: int, number: int, environment: str, model_admin: admin.ModelAdmin
+) -> HttpResponse:
+    """GET: what publishing the version would change on the environment's projects. POST: publish it."""
+    require_permission(request, "ingest.publish_mappingversion")
+    partner = get_object_or_404(Partner, pk=partner_id)
+    if environment not in Environment.values:
+        raise Http404(f"No environment '{environment}'.")
+    version = get_object_or_404(MappingVersion, partner=partner, number=number)
+    if request.method == "POST":
+        mapping_version_publish(version=version, environment=environment, published_by=request.user)
+        label = Environment(environment).label
+        messages.success(request, f"{label} uses version {version.number} of {partner}'s mappings from now on.")
+        if request.POST.get("reprocess"):
+            run = reprocess_run_request(partner=partner, environment=environment, requested_by=request.user)
+            run_url = reverse("admin:ingest_reprocessrun_change", args=[run.pk])
+            messages.info(request, format_html('Its stored projects are <a href="{}">being reprocessed</a>.', run_url))
+        return HttpResponseRedirect(history_url(partner))
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": MappingVersion._meta,
+        "title": f"Publish version {version.number} to {Environment(environment).label.lower()}?",
+        "partner": partner,
+        "version": version,
+        "environment": environment,
+        "preview": mapping_publish_preview(version=version, environment=environment),
+    }
+    return TemplateResponse(request, "admin/ingest/mapping_publish.html", context)

@@ -1,0 +1,23 @@
+"""Compiled rules of mapping versions, cached per process by version id.
+
+A version never changes once written (ingest/mapping_services.py only adds them), so an entry cannot go stale:
+a push reads which version its environment uses, and only a version this process has not seen yet costs a query.
+"""
+
+import functools
+
+from ingest.mapping_documents import rules_from_document
+from ingest.normalization import FieldRule
+
+
+@functools.lru_cache(maxsize=512)
+def version_rules(*, version_id: int) -> tuple[FieldRule, ...]:
+    from ingest.models import MappingVersion  # models import the engine modules; keep this module import-light
+
+    document = MappingVersion.objects.values_list("document", flat=True).get(pk=version_id)
+    return tuple(rules_from_document(document))
+
+
+def version_rules_cache_clear() -> None:
+    """For tests only: a rolled-back SQLite transaction hands the same id to the next test's version."""
+    version_rules.cache_clear()

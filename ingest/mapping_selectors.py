@@ -1,0 +1,107 @@
+"""Reads of mapping versions: the history, which environment uses which, and what publishing one would change."""
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ingest.mapping_documents import rules_from_document
+from ingest.models import MappingPublication, MappingVersion
+from ingest.normalization import normalize
+from partners.choices import Environment
+from partners.models import Partner
+from projects.canonical import CANONICAL_FIELDS, format_canonical
+from projects.models import Project
+from projects.totals import project_total
+
+PUBLISH_PREVIEW_SAMPLE = 500
+PUBLISH_PREVIEW_EXAMPLES = 10
+
+
+def mapping_publications(*, partner: Partner) -> dict[str, MappingPublication]:
+    """Environment → its publication (with the version), for the environments that have one."""
+    publications = MappingPublication.objects.filter(partner=partner).select_related("version", "published_by")
+    return {publication.environment: publication for publication in publications}
+
+
+def mapping_versions_with_environments(*, partner: Partner) -> list[MappingVersion]:
+    """The partner's versions, newest first, each with `environments`: the environments that use it."""
+    used_by: dict[int, list[str]] = {}
+    for environment, publication in mapping_publications(partner=partner).items():
+        used_by.setdefault(publication.version_id, []).append(environment)
+    versions = list(MappingVersion.objects.filter(partner=partner).select_related("created_by").order_by("-number"))
+    for version in versions:
+        version.environments = sorted(used_by.get(version.pk, []), key=Environment.values.index)
+    return versions
+
+
+def mapping_version_get(*, partner: Partner, number: int | None = None, environment: str | None = None):
+    """The version with this number, or the one the environment uses; None when there is none."""
+    if number is not None:
+        return MappingVersion.objects.filter(partner=partner, number=number).first()
+    publication = mapping_publications(partner=partner).get(environment or Environment.SANDBOX)
+    return publication.version if publication else None
+
+
+@dataclass
+class PublishPreview:
+    """What publishing a version would change on an environment's stored projects, judged on the latest ones."""
+
+    environment: str
+    version: MappingVersion
+    current: MappingVersion | None
+    total: int  # the environment's projects
+    sampled: int  # the latest ones normalized for this preview
+    changed: int = 0
+    status_changes: list[tuple[str, str, int]] = field(default_factory=list)  # (before, after, projects)
+    mapping_status_changes: list[tuple[str, str, int]] = field(default_factory=list)
+    field_changes: list[tuple[str, int]] = field(default_factory=list)  # (field, projects), most first
+    examples: list[dict] = field(default_factory=list)  # {"project", "changes": [(field, before, after)]}
+
+
+def _display(value: object) -> object:
+    return "—" if value in (None, "") else format_canonical(value)
+
+
+def mapping_publish_preview(
+    *, version: MappingVersion, environment: str, sample: int = PUBLISH_PREVIEW_SAMPLE
+) -> PublishPreview:
+    """How the environment's latest `sample` projects would change once reprocessed under `version`.
+
+    Bounded: whatever the partner's size, one count (cached like the API's totals) and `sample` projects.
+    """
+    partner = version.partner
+    projects = Project.objects.filter(partner=partner, environment=environment)
+    latest = list(projects.order_by("-updated_date", "-id")[:sample])
+    publication = mapping_publications(partner=partner).get(environment)
+    preview = PublishPreview(
+        environment=environment,
+        version=version,
+        current=publication.version if publication else None,
+        total=project_total(projects, partner_id=partner.pk, environment=environment, filters={}),
+        sampled=len(latest),
+    )
+    rules = rules_from_document(version.document)
+    statuses, mapping_statuses, fields = Counter(), Counter(), Counter()
+    for project in latest:
+        result = normalize(project.source_data, rules)
+        changes = [
+            (canonical.name, _display(getattr(project, canonical.attname)), _display(result.values[canonical.attname]))
+            for canonical in CANONICAL_FIELDS
+            if getattr(project, canonical.attname) != result.values[canonical.attname]
+        ]
+        status_changed = project.mapping_status != result.mapping_status
+        if not changes and not status_changed and project.issues == result.issues:
+            continue
+        preview.changed += 1
+        fields.update(name for name, _, _ in changes)
+        if project.status != result.values["status"]:
+            statuses[(_display(project.status), _display(result.values["status"]))] += 1
+        if status_changed:
+            mapping_statuses[(project.mapping_status, result.mapping_status)] += 1
+        if len(preview.examples) < PUBLISH_PREVIEW_EXAMPLES:
+            if status_changed:
+                changes.append(("mappingStatus", project.mapping_status, result.mapping_status))
+            preview.examples.append({"project": project, "changes": changes})
+    preview.status_changes = [(before, after, count) for (before, after), count in statuses.most_common()]
+    preview.mapping_status_changes = [(before, after, n) for (before, after), n in mapping_statuses.most_common()]
+    preview.field_changes = fields.most_common()
+    return preview

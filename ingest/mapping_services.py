@@ -1,0 +1,53 @@
+"""Writes of mapping versions: a new version from a document, and publishing a version to an environment."""
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from ingest.mapping_documents import mapping_document, parse_mapping_document
+from ingest.models import MappingPublication, MappingVersion
+from partners.choices import Environment
+from partners.models import Partner, User
+
+
+@transaction.atomic
+def mapping_version_publish(
+    *, version: MappingVersion, environment: str, published_by: User | None
+) -> MappingPublication:
+    """Make `environment` normalize with `version` from the next push on (stored projects change on reprocessing).
+
+    Publishing an older version is how an operator rolls back.
+    """
+    publication, _ = MappingPublication.objects.update_or_create(
+        partner_id=version.partner_id,
+        environment=environment,
+        defaults={"version": version, "published_at": timezone.now(), "published_by": published_by},
+    )
+    return publication
+
+
+@transaction.atomic
+def mapping_document_import(
+    *, partner: Partner, document: Any, created_by: User | None = None, note: str = ""
+) -> MappingVersion:
+    """A new version of the partner's mappings from a whole document, published to the sandbox.
+
+    Raises MappingDocumentInvalid, and changes nothing, when the document has problems. Production keeps its
+    version until an operator promotes one, except for a partner not yet cleared for production whose production
+    has no version yet: it gets this one too, so its first mappings are the same on both sides.
+    """
+    rules = parse_mapping_document(document)
+    partner = Partner.objects.select_for_update().get(pk=partner.pk)  # one numbering at a time per partner
+    last = MappingVersion.objects.filter(partner=partner).aggregate(last=Max("number"))["last"] or 0
+    version = MappingVersion.objects.create(
+        partner=partner, number=last + 1, document=mapping_document(rules), note=note, created_by=created_by
+    )
+    mapping_version_publish(version=version, environment=Environment.SANDBOX, published_by=created_by)
+    production_empty = not MappingPublication.objects.filter(
+        partner=partner, environment=Environment.PRODUCTION
+    ).exists()
+    if production_empty and not partner.is_cleared_for_production:
+        mapping_version_publish(version=version, environment=Environment.PRODUCTION, published_by=created_by)
+    return version
