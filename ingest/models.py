@@ -46,7 +46,7 @@ class MappingPublication(models.Model):
 
     partner = models.ForeignKey(Partner, on_delete=models.CASCADE, related_name="mapping_publications")
     environment = models.CharField(max_length=10, choices=Environment.choices)
-    version = models.ForeignKey(MappingVersion, on_delete=models.PROTECT, related_name="publications")
+    version = models.ForeignKey(MappingVersion, on_delete=models.RESTRICT, related_name="publications")
     published_at = models.DateTimeField(default=timezone.now)
     published_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
 

@@ -39,7 +39,7 @@ class Migration(migrations.Migration):
                 ('published_at', models.DateTimeField(default=django.utils.timezone.now)),
                 ('partner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='mapping_publications', to='partners.partner')),
                 ('published_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('version', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='publications', to='ingest.mappingversion')),
+                ('version', models.ForeignKey(on_delete=django.db.models.deletion.RESTRICT, related_name='publications', to='ingest.mappingversion')),
             ],
             options={
                 'ordering': ['partner', 'environment'],
