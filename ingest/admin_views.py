@@ -38,7 +38,7 @@ def _saved(request: HttpRequest, partner: Partner, version: MappingVersion) -> H
     where = "the sandbox and production (not yet cleared)" if production == version else "the sandbox"
     messages.success(
         request,
-        f"Saved version {version.number} of {partner}'s mappings ({version.field_count} field(s)). "
+        f"Saved mapping version {version.number} for {partner} ({version.field_count} field(s)). "
         f"New pushes to {where} use it now.",
     )
     if production != version:

@@ -1,5 +1,7 @@
 """Mapping versions in the admin: the history with a diff of any two versions, and publishing after a preview."""
 
+import json
+
 from django.contrib import admin, messages
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
@@ -19,6 +21,10 @@ from partners.models import Partner
 
 def history_url(partner: Partner) -> str:
     return reverse("admin:ingest_mappingversion_partner_history", args=[partner.pk])
+
+
+def _json(spec: dict | None) -> str:
+    return json.dumps(spec, indent=2, ensure_ascii=False) if spec is not None else "—"
 
 
 def _number(request: HttpRequest, name: str, default: int | None) -> int | None:
@@ -46,6 +52,7 @@ def mapping_history(request: HttpRequest, partner_id: int, model_admin: admin.Mo
         "before": before,
         "after": after,
         "diff": diff,
+        "diff_rows": [(change, _json(change.before), _json(change.after)) for change in diff],
         "can_publish": request.user.has_perm("ingest.publish_mappingversion"),
     }
     return TemplateResponse(request, "admin/ingest/mapping_history.html", context)
@@ -63,7 +70,7 @@ def mapping_publish(
     if request.method == "POST":
         mapping_version_publish(version=version, environment=environment, published_by=request.user)
         label = Environment(environment).label
-        messages.success(request, f"{label} uses version {version.number} of {partner}'s mappings from now on.")
+        messages.success(request, f"{label} of {partner} uses mapping version {version.number} from now on.")
         if request.POST.get("reprocess"):
             run = reprocess_run_request(partner=partner, environment=environment, requested_by=request.user)
             run_url = reverse("admin:ingest_reprocessrun_change", args=[run.pk])

@@ -7,6 +7,7 @@ is missing; `make screenshots` reruns this test writing the screenshots under do
 import json
 import os
 import shutil
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -84,6 +85,14 @@ def screenshot(page, name: str, tmp_path: Path) -> None:
     page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
 
 
+def wait_for(condition, timeout: float = 15.0) -> None:
+    """Background work (a reprocessing) finishes soon after the page that started it."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.2)
+
+
 def issue_key_in_admin(page, partner_name: str, environment: str) -> str:
     page.click("text=ClientIDs")
     page.click("text=Add ClientID")
@@ -134,10 +143,11 @@ def test_an_operator_onboards_a_partner_in_the_browser(browser_page, live_server
     assert "systemSizeKw = 8.8" in preview and "systemSizeKw: not a number" in preview
     screenshot(page, "workbench", tmp_path)
     page.click("#save-button")
-    page.wait_for_selector("text=Saved 2 mapping(s) for Bright Roofs.")
+    page.wait_for_selector("text=Saved mapping version 1 for Bright Roofs (2 field(s)).")
+    assert "the sandbox and production (not yet cleared)" in page.inner_text(".messagelist")
 
     # Reprocess the stored pushes in the background and follow the run.
-    page.click("text=Reprocess stored projects")
+    page.click("text=Reprocess stored sandbox projects")
     page.click("input[name=_save]")
     page.wait_for_selector("text=succeeded", timeout=15000)
     assert from_db(lambda: sorted(Project.objects.values_list("name", flat=True))) == ["Roof 0", "Roof 1", "Roof 2"]
@@ -157,5 +167,39 @@ def test_an_operator_onboards_a_partner_in_the_browser(browser_page, live_server
         base, "/api/v1/externals/push", {"id": "BR-9", "data": {"deal": {"title": "Live", "size_w": 5000}}}, production
     )
     assert (status, pushed["mappingStatus"]) == (201, "mapped")
-    status, project = api(base, f"/api/v1/integration/projects/{pushed['id']}", headers=production)
+    live = f"/api/v1/integration/projects/{pushed['id']}"
+    status, project = api(base, live, headers=production)
     assert (status, project["name"], project["systemSizeKw"]) == (200, "Live", "5")
+
+    # After go-live, a change is staged: saved as version 2, it is used by the sandbox only.
+    page.goto(base + "/admin/partners/partner/")
+    page.click("text=Bright Roofs")
+    page.click("#open-workbench")
+    page.fill("#row-systemSizeKw input[name$=options]", "")  # forgets the W → kW scale
+    page.fill("#version-note", "size without scale")
+    page.click("#save-button")
+    page.wait_for_selector("text=Saved mapping version 2 for Bright Roofs (2 field(s)).")
+    assert "Production keeps version 1." in page.inner_text(".messagelist")
+    status, pushed = api(base, "/sandbox/api/v1/externals/push", {"id": "BR-0", "data": {"deal": {}}}, sandbox)
+    status, project = api(base, f"/sandbox/api/v1/integration/projects/{pushed['id']}", headers=sandbox)
+    assert project["systemSizeKw"] == "8800"
+    status, pushed = api(base, "/api/v1/externals/push", {"id": "BR-9", "data": {"deal": {}}}, production)
+    assert api(base, live, headers=production)[1]["systemSizeKw"] == "5"
+
+    # Promote it after a preview of what changes on production projects: the live project changes.
+    page.click("text=Promote version 2 to production")
+    impact = page.inner_text("#publish-impact")
+    assert "1 of the latest 1 production projects would change" in impact
+    assert "systemSizeKw" in page.inner_text("#content-main")
+    screenshot(page, "promote", tmp_path)
+    page.click("#publish-button")
+    page.wait_for_selector("text=Production of Bright Roofs uses mapping version 2 from now on.")
+    wait_for(lambda: api(base, live, headers=production)[1]["systemSizeKw"] == "5000")
+    screenshot(page, "versions", tmp_path)
+
+    # Roll back: promote version 1 again, and production reads 5 kW once more.
+    page.click("#version-1 a.promote")
+    page.click("#publish-button")
+    page.wait_for_selector("text=Production of Bright Roofs uses mapping version 1 from now on.")
+    wait_for(lambda: api(base, live, headers=production)[1]["systemSizeKw"] == "5")
+    assert "sandbox" in page.inner_text("#version-2") and "production" in page.inner_text("#version-1")

@@ -68,7 +68,7 @@ def test_each_import_is_a_new_version_of_the_whole_document_for_the_sandbox(part
 def test_export_of_a_version_that_does_not_exist(partner, document_file):
     run("import_mappings", "sunrise", str(document_file))
 
-    with pytest.raises(CommandError, match="'sunrise' has no mapping version 7; mapping_versions lists them."):
+    with pytest.raises(CommandError, match="'sunrise' has no mapping version 7; mapping_versions lists them"):
         run("export_mappings", "sunrise", "--version", "7")
     with pytest.raises(CommandError, match="not allowed with argument"):
         run("export_mappings", "sunrise", "--version", "1", "--env", "sandbox")

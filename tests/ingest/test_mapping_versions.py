@@ -155,7 +155,7 @@ def test_promote_shows_a_preview_then_publishes_and_reprocesses_production(
 
     assert response.redirect_chain == [(reverse("admin:ingest_mappingversion_partner_history", args=[staged.pk]), 302)]
     messages = [str(message) for message in response.context["messages"]]
-    assert messages[0] == "Production uses version 2 of Sunrise Solar EPC's mappings from now on."
+    assert messages[0] == "Production of Sunrise Solar EPC uses mapping version 2 from now on."
     run = ReprocessRun.objects.get()
     assert (run.environment, run.status, run.changed) == (PRODUCTION, "succeeded", 2)  # tasks run at once in tests
     assert sorted(Project.objects.filter(environment=PRODUCTION).values_list("status", flat=True)) == [

@@ -126,7 +126,7 @@ def test_save_makes_a_new_version_for_the_sandbox_only_and_offers_to_promote(adm
     )
     messages = [str(message) for message in response.context["messages"]]
     assert messages[0] == (
-        "Saved version 2 of Sunrise Solar EPC's mappings (2 field(s)). New pushes to the sandbox use it now."
+        "Saved mapping version 2 for Sunrise Solar EPC (2 field(s)). New pushes to the sandbox use it now."
     )
     publish = reverse("admin:ingest_mappingversion_publish", args=[partner.pk, 2, "production"])
     assert messages[1] == (
