@@ -11,8 +11,9 @@ from decimal import Decimal
 
 import pytest
 from django.db import models, transaction
+from django_tasks_db.models import DBTaskResult
 
-from ingest.models import FieldMapping, RawPush
+from ingest.models import RawPush
 from integration_service.rows import instance_from_row, row_insert, rows_select, rows_update
 from partners.models import ClientId
 from projects.models import Project
@@ -210,6 +211,16 @@ def test_update_of_a_row_that_is_not_there_fails_loudly(partner, count):
         rows_update(Project, instances=[*projects[:-1], missing], attnames=["name"])
 
 
+class StampedOnSave(models.Model):  # noqa: DJ008
+    """Not a table: a model with a field whose value the ORM fills in pre_save on every save."""
+
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        app_label = "projects"
+        managed = False
+
+
 class StampedOnCreate(models.Model):  # noqa: DJ008
     """Not a table: a model with a field whose value the ORM fills in pre_save on insert only."""
 
@@ -232,7 +243,7 @@ class CountedByTheDatabase(models.Model):  # noqa: DJ008
 
 @pytest.mark.parametrize(
     ("model", "attname"),
-    [(FieldMapping, "updated_at"), (StampedOnCreate, "created_at")],
+    [(StampedOnSave, "updated_at"), (StampedOnCreate, "created_at")],
     ids=["auto_now", "auto_now_add"],
 )
 def test_writes_refuse_fields_the_orm_fills_in_pre_save(model, attname):
@@ -245,12 +256,15 @@ def test_writes_refuse_fields_the_orm_fills_in_pre_save(model, attname):
         rows_update(model, instances=[model(pk=1)], attnames=[attname])
 
 
-def test_reads_allow_fields_the_orm_fills_in_pre_save(partner):
-    FieldMapping.objects.create(partner=partner, field="name", source="dealname", type="string")
+def test_reads_allow_fields_the_orm_fills_in_pre_save(db):
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    task = DBTaskResult.objects.create(  # django-tasks' results: enqueued_at is auto_now_add
+        args_kwargs={}, task_path="t", backend_name="default", run_after=now, exception_class_path="", traceback=""
+    )
 
-    rows = rows_select(FieldMapping, attnames=["field", "updated_at"], where={"partner_id": partner.pk})
+    rows = rows_select(DBTaskResult, attnames=["task_path", "enqueued_at"], where={"id": task.pk})
 
-    assert rows == [{"field": "name", "updated_at": FieldMapping.objects.get().updated_at}]
+    assert rows == [{"task_path": "t", "enqueued_at": DBTaskResult.objects.get().enqueued_at}]
 
 
 def test_writes_refuse_fields_with_a_database_default():
