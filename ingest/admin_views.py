@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from ingest.forms import MappingDocumentUploadForm, MappingRowFormSet, workbench_document, workbench_initial
-from ingest.mapping_documents import MappingDocumentInvalid, parse_mapping_document
+from ingest.mapping_documents import MappingDocumentInvalid, document_ordered, parse_mapping_document
 from ingest.mapping_selectors import mapping_publications, mapping_version_get
 from ingest.mapping_services import mapping_document_import
 from ingest.models import MappingVersion, ReprocessRun
@@ -128,7 +128,8 @@ def mapping_export(request: HttpRequest, partner_id: int, model_admin: admin.Mod
     )
     if number and version is None:
         raise Http404(f"{partner} has no mapping version {number}.")
-    response = JsonResponse(version.document if version else {"fields": {}}, json_dumps_params={"indent": 2})
+    document = document_ordered(version.document) if version else {"fields": {}}
+    response = JsonResponse(document, json_dumps_params={"indent": 2})
     suffix = f"-v{version.number}" if version else ""
     response["Content-Disposition"] = f'attachment; filename="{partner.slug}-mappings{suffix}.json"'
     return response

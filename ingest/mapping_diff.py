@@ -2,7 +2,10 @@
 
 from dataclasses import dataclass
 
+from ingest.mapping_documents import spec_ordered
 from projects.canonical import CANONICAL_FIELDS
+
+_MISSING = object()
 
 
 @dataclass(frozen=True)
@@ -24,11 +27,11 @@ def document_diff(before: dict, after: dict) -> list[FieldDiff]:
         if spec_before == spec_after:
             continue
         if spec_before is None:
-            diffs.append(FieldDiff(name, "added", None, spec_after, tuple(spec_after)))
+            diffs.append(FieldDiff(name, "added", None, spec_ordered(spec_after), tuple(spec_ordered(spec_after))))
         elif spec_after is None:
-            diffs.append(FieldDiff(name, "removed", spec_before, None, tuple(spec_before)))
+            diffs.append(FieldDiff(name, "removed", spec_ordered(spec_before), None, tuple(spec_ordered(spec_before))))
         else:
-            keys = [key for key in spec_before if spec_before.get(key) != spec_after.get(key)]
-            keys += [key for key in spec_after if key not in spec_before]
-            diffs.append(FieldDiff(name, "changed", spec_before, spec_after, tuple(keys)))
+            both = spec_ordered({**spec_after, **spec_before})
+            keys = tuple(key for key in both if spec_before.get(key, _MISSING) != spec_after.get(key, _MISSING))
+            diffs.append(FieldDiff(name, "changed", spec_ordered(spec_before), spec_ordered(spec_after), keys))
     return diffs

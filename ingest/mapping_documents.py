@@ -173,3 +173,21 @@ def rule_spec(rule: FieldRule) -> dict:
 
 def mapping_document(rules: list[FieldRule]) -> dict:
     return {"fields": {rule.field: rule_spec(rule) for rule in rules}}
+
+
+_FIRST, _LAST = ("source", "type"), ("default", "required")
+
+
+def spec_ordered(spec: dict) -> dict:
+    """A field's spec with its keys as people write them: source, type, options, default, required.
+
+    PostgreSQL's jsonb keeps keys in an order of its own, so a stored document comes back reordered.
+    """
+    middle = sorted(key for key in spec if key not in _FIRST + _LAST)
+    return {key: spec[key] for key in (*_FIRST, *middle, *_LAST) if key in spec}
+
+
+def document_ordered(document: dict) -> dict:
+    """A stored document as export writes it: fields in canonical order, each spec's keys as people write them."""
+    fields = document.get("fields", {})
+    return {"fields": {f.name: spec_ordered(fields[f.name]) for f in CANONICAL_FIELDS if f.name in fields}}

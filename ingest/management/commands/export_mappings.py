@@ -3,6 +3,7 @@ import json
 from django.core.management.base import CommandError
 
 from ingest.management.base import MappingVersionCommand
+from ingest.mapping_documents import document_ordered
 from ingest.mapping_selectors import mapping_version_get
 from partners.choices import Environment
 from partners.management.base import partner_or_error
@@ -25,5 +26,5 @@ class Command(MappingVersionCommand):
         version = mapping_version_get(partner=partner, number=number, environment=env)
         if version is None and number is not None:
             raise CommandError(f"'{partner.slug}' has no mapping version {number}; mapping_versions lists them.")
-        document = version.document if version else {"fields": {}}
+        document = document_ordered(version.document) if version else {"fields": {}}
         self.stdout.write(json.dumps(document, indent=2, ensure_ascii=False))
