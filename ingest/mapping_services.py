@@ -6,6 +6,8 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from audit.models import AuditAction
+from audit.services import audit_record
 from ingest.mapping_documents import mapping_document, parse_mapping_document
 from ingest.models import MappingPublication, MappingVersion
 from partners.choices import Environment
@@ -20,10 +22,21 @@ def mapping_version_publish(
 
     Publishing an older version is how an operator rolls back.
     """
+    previous = MappingPublication.objects.filter(partner_id=version.partner_id, environment=environment).first()
     publication, _ = MappingPublication.objects.update_or_create(
         partner_id=version.partner_id,
         environment=environment,
         defaults={"version": version, "published_at": timezone.now(), "published_by": published_by},
+    )
+    was = f"version {previous.version.number}" if previous else "no version"
+    audit_record(
+        partner=version.partner_id,
+        action=AuditAction.MAPPING_VERSION_PUBLISHED,
+        actor=published_by,
+        summary=f"{Environment(environment).label} uses mapping version {version.number} (was {was})",
+        environment=environment,
+        version=version.number,
+        previous=previous.version.number if previous else None,
     )
     return publication
 
@@ -43,6 +56,13 @@ def mapping_document_import(
     last = MappingVersion.objects.filter(partner=partner).aggregate(last=Max("number"))["last"] or 0
     version = MappingVersion.objects.create(
         partner=partner, number=last + 1, document=mapping_document(rules), note=note, created_by=created_by
+    )
+    audit_record(
+        partner=partner,
+        action=AuditAction.MAPPING_VERSION_CREATED,
+        actor=created_by,
+        summary=f"Mapping version {version.number} saved ({len(rules)} field(s))" + (f": {note}" if note else ""),
+        version=version.number,
     )
     mapping_version_publish(version=version, environment=Environment.SANDBOX, published_by=created_by)
     production_empty = not MappingPublication.objects.filter(

@@ -5,6 +5,8 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from audit.models import AuditAction
+from audit.services import audit_record
 from ingest.merge_patch import merge_patch
 from ingest.models import RawPush, ReprocessRun
 from ingest.normalization import FieldRule, NormalizationResult, normalize
@@ -187,11 +189,20 @@ def projects_reprocess(
     return ReprocessSummary(total=done, changed=changed)
 
 
+@transaction.atomic
 def reprocess_run_request(*, partner: Partner, environment: str = "", requested_by: User | None) -> ReprocessRun:
     """Queue a background reprocessing of the partner's projects; the worker picks it up once this commits."""
     from ingest.tasks import reprocess_partner_projects  # the task module imports this one
 
     run = ReprocessRun.objects.create(partner=partner, environment=environment, requested_by=requested_by)
+    scope = Environment(environment).label.lower() if environment else "both environments"
+    audit_record(
+        partner=partner,
+        action=AuditAction.REPROCESS_REQUESTED,
+        actor=requested_by,
+        summary=f"Reprocessing of {scope} requested",
+        run=run.pk,
+    )
     transaction.on_commit(lambda: reprocess_partner_projects.enqueue(run_id=run.pk))
     return run
 

@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "partners",
     "projects",
     "ingest",
+    "audit",
 ]
 
 MIDDLEWARE = [

@@ -9,6 +9,7 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.html import format_html
 
+from audit.selectors import audit_events_recent
 from ingest.selectors import partner_onboarding, partner_push_stats
 from integration_service.admin import adopt_saved
 from partners.admin_login import ThrottledAdminAuthenticationForm
@@ -19,6 +20,7 @@ from partners.services import (
     client_id_revoke,
     partner_clear_for_production,
     partner_revoke_production_clearance,
+    user_saved_in_admin,
 )
 
 admin.site.login_form = ThrottledAdminAuthenticationForm
@@ -79,6 +81,7 @@ class PartnerAdmin(admin.ModelAdmin):
         extra_context = {
             **(extra_context or {}),
             "onboarding": partner_onboarding(partner=partner) if partner else None,
+            "audit_events": audit_events_recent(partner=partner, limit=10) if partner else [],
         }
         return super().change_view(request, object_id, form_url, extra_context)
 
@@ -145,6 +148,11 @@ class UserAdmin(DjangoUserAdmin):
         ("Dates", {"fields": ("last_login", "date_joined")}),
     )
     add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "partner", "password1", "password2")}),)
+
+    def save_model(self, request: HttpRequest, obj: User, form: forms.ModelForm, change: bool) -> None:
+        was_active = not change or User.objects.filter(pk=obj.pk, is_active=True).exists()
+        super().save_model(request, obj, form, change)
+        user_saved_in_admin(user=obj, saved_by=request.user, created=not change, was_active=was_active)
 
 
 class ClientIdAddForm(forms.ModelForm):

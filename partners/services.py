@@ -11,6 +11,8 @@ from django.utils.text import slugify
 from rest_framework import status
 from rest_framework_simplejwt.tokens import AccessToken
 
+from audit.models import AuditAction
+from audit.services import audit_record
 from integration_service.errors import ServiceError
 from partners.choices import CLIENT_ID_PREFIXES, ClearanceAction, Environment
 from partners.models import ClientId, Partner, ProductionClearanceEvent, User
@@ -32,7 +34,10 @@ def partner_create(*, name: str, slug: str | None = None) -> Partner:
     return partner
 
 
-def partner_user_create(*, partner: Partner, email: str, password: str, full_name: str = "") -> User:
+@transaction.atomic
+def partner_user_create(
+    *, partner: Partner, email: str, password: str, full_name: str = "", created_by: User | None = None
+) -> User:
     email = User.objects.normalize_email(email)
     if User.objects.filter(email=email).exists():
         raise ValidationError({"email": f"A user with e-mail '{email}' already exists."})
@@ -40,7 +45,25 @@ def partner_user_create(*, partner: Partner, email: str, password: str, full_nam
     user.set_password(password)
     user.full_clean()
     user.save()
+    audit_record(partner=partner, action=AuditAction.USER_ADDED, actor=created_by, summary=f"User {email} added")
     return user
+
+
+def user_saved_in_admin(*, user: User, saved_by: User, created: bool, was_active: bool) -> None:
+    """Record what the admin's user form did to a partner's user: added it, or deactivated it."""
+    if user.partner_id is None:
+        return
+    if created:
+        action, summary = AuditAction.USER_ADDED, f"User {user.email} added"
+    elif was_active and not user.is_active:
+        action, summary = AuditAction.USER_DEACTIVATED, f"User {user.email} deactivated"
+    else:
+        return
+    audit_record(partner=user.partner_id, action=action, actor=saved_by, summary=summary)
+
+
+def _with_note(summary: str, note: str) -> str:
+    return f"{summary}: {note}" if note else summary
 
 
 @transaction.atomic
@@ -53,6 +76,9 @@ def partner_clear_for_production(*, partner: Partner, performed_by: User | None,
     partner.save(update_fields=["production_cleared_at", "production_cleared_by"])
     ProductionClearanceEvent.objects.create(
         partner=partner, action=ClearanceAction.CLEARED, performed_by=performed_by, note=note
+    )
+    audit_record(
+        partner=partner, action=AuditAction.PRODUCTION_CLEARED, actor=performed_by, summary=_with_note("Cleared", note)
     )
     return partner
 
@@ -68,6 +94,12 @@ def partner_revoke_production_clearance(*, partner: Partner, performed_by: User 
     ProductionClearanceEvent.objects.create(
         partner=partner, action=ClearanceAction.REVOKED, performed_by=performed_by, note=note
     )
+    audit_record(
+        partner=partner,
+        action=AuditAction.PRODUCTION_REVOKED,
+        actor=performed_by,
+        summary=_with_note("Production clearance revoked", note),
+    )
     return partner
 
 
@@ -76,6 +108,7 @@ def partner_revoke_production_clearance(*, partner: Partner, performed_by: User 
 VISIBLE_PREFIX_LENGTH = 12
 
 
+@transaction.atomic
 def client_id_issue(
     *,
     partner: Partner,
@@ -100,6 +133,13 @@ def client_id_issue(
         key_hash=client_id_hash(key),
         created_by=created_by,
     )
+    audit_record(
+        partner=partner,
+        action=AuditAction.CLIENT_ID_ISSUED,
+        actor=created_by,
+        summary=f"{environment.capitalize()} ClientID {client_id.prefix}… issued",
+        client_id=client_id.pk,
+    )
     return client_id, key
 
 
@@ -108,6 +148,13 @@ def client_id_revoke(*, client_id: ClientId, revoked_by: User | None) -> ClientI
         client_id.revoked_at = timezone.now()
         client_id.revoked_by = revoked_by
         client_id.save(update_fields=["revoked_at", "revoked_by"])
+        audit_record(
+            partner=client_id.partner_id,
+            action=AuditAction.CLIENT_ID_REVOKED,
+            actor=revoked_by,
+            summary=f"{client_id.environment.capitalize()} ClientID {client_id.prefix}… revoked",
+            client_id=client_id.pk,
+        )
     return client_id
 
 

@@ -5,6 +5,7 @@ from http import HTTPStatus
 import pytest
 from django.urls import reverse
 
+from audit.models import AuditEvent
 from ingest.mapping_services import mapping_document_import
 from ingest.models import MappingVersion, RawPush, ReprocessRun
 from ingest.services import reprocess_run_request
@@ -26,6 +27,7 @@ def console(sandbox_client, partner, user, production_key):
         "user": user.pk,
         "clientid": ClientId.objects.first().pk,
         "mappingversion": MappingVersion.objects.get().pk,
+        "auditevent": AuditEvent.objects.first().pk,
         "publish": (partner.pk, 1, "production"),
         "rawpush": RawPush.objects.get().pk,
         "project": Project.objects.get().pk,
@@ -50,6 +52,8 @@ PAGES = [
     ("admin:ingest_mappingversion_export", "partner"),
     ("admin:ingest_mappingversion_partner_history", "partner"),
     ("admin:ingest_mappingversion_publish", "publish"),
+    ("admin:audit_auditevent_changelist", None),
+    ("admin:audit_auditevent_change", "auditevent"),
     ("admin:ingest_rawpush_changelist", None),
     ("admin:ingest_rawpush_change", "rawpush"),
     ("admin:projects_project_changelist", None),
