@@ -6,9 +6,8 @@ import os
 
 wsgi_app = "integration_service.wsgi:application"
 
-# Threaded workers: a connection holds a thread only while its request is read and answered, and waits in the
-# worker's poller otherwise, so a few clients trickling headers or bodies take a few threads, not whole workers.
-# The subclass answers gunicorn's own errors (bad request line, 414, 431, ...) as problem+json.
+# Threaded workers that read each request whole in their main loop before a thread takes it, so clients trickling
+# headers or bodies hold no thread; gunicorn's own errors (bad request line, 414, 431, ...) are problem+json.
 worker_class = "integration_service.server.ProblemThreadWorker"
 workers = int(os.environ.get("WORKERS", "2"))
 threads = int(os.environ.get("THREADS", "16"))

@@ -22,9 +22,9 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def gunicorn_serving(**env: str) -> Iterator[tuple[str, int]]:
-    """Serve the project as `make run` and production do (gunicorn.conf.py) on an empty SQLite database, for
-    requests that need none (an unauthenticated call is answered 401 before any query). Yields (host, port)."""
+def gunicorn_serving(*, migrated: bool = False, **env: str) -> Iterator[tuple[str, int]]:
+    """Serve the project as `make run` and production do (gunicorn.conf.py) on a new SQLite database, empty unless
+    `migrated` (an unauthenticated call is answered 401 before any query). Yields (host, port)."""
     port = free_port()
     with tempfile.TemporaryDirectory() as directory:
         environment = {
@@ -36,6 +36,10 @@ def gunicorn_serving(**env: str) -> Iterator[tuple[str, int]]:
             "REDIS_URL": "",
             **env,
         }
+        if migrated:
+            subprocess.run(
+                [sys.executable, "manage.py", "migrate", "--no-input", "-v0"], cwd=ROOT, env=environment, check=True
+            )
         process = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}"],
             cwd=ROOT,

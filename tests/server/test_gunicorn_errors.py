@@ -5,14 +5,6 @@ import socket
 
 import pytest
 
-from tests.server.gunicorn import gunicorn_serving
-
-
-@pytest.fixture(scope="module")
-def address():
-    with gunicorn_serving() as address:
-        yield address
-
 
 def raw(address: tuple[str, int], request: bytes) -> tuple[int, dict[str, str], bytes]:
     """Send bytes as they are; the answer's status, headers (lower-case names) and body."""

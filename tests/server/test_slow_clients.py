@@ -1,17 +1,14 @@
 """A few clients trickling their headers or bodies must not make the service unreachable for everyone else
 (issue #9: two connections sending headers at 1 byte a second stalled every sync worker)."""
 
+import contextlib
 import socket
 import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterator
 
-from tests.server.gunicorn import gunicorn_serving
-
-TRICKLERS = 4  # of each kind: headers, bodies
-TRICKLE_SECONDS = 3.0
-PROBES = 8
 PROMPT_SECONDS = 1.0
 
 HEAD_START = b"GET /sandbox/api/v1/integration/projects HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: trickle\r\nX-Slow: "
@@ -32,6 +29,26 @@ def trickle(address: tuple[str, int], opening: bytes, stop: threading.Event) -> 
                 return
 
 
+@contextlib.contextmanager
+def tricklers_running(address: tuple[str, int], openings: list[bytes], count: int) -> Iterator[Callable[[], int]]:
+    """`count` trickling connections per opening, sending meanwhile; yields how to count those still sending."""
+    stop = threading.Event()
+    threads = [
+        threading.Thread(target=trickle, args=(address, opening, stop), daemon=True)
+        for opening in openings
+        for _ in range(count)
+    ]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.5)  # every trickling connection is accepted and sending
+    try:
+        yield lambda: sum(thread.is_alive() for thread in threads)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=5)
+
+
 def probe(address: tuple[str, int]) -> tuple[int | None, float]:
     """An ordinary request from another client: (its status, or None when it got no answer in time; seconds)."""
     started = time.monotonic()
@@ -46,29 +63,14 @@ def probe(address: tuple[str, int]) -> tuple[int | None, float]:
     return status, time.monotonic() - started
 
 
-def test_other_clients_are_answered_promptly_while_a_few_clients_trickle_headers_and_bodies():
-    with gunicorn_serving() as address:
-        stop = threading.Event()
-        tricklers = [
-            threading.Thread(target=trickle, args=(address, opening, stop), daemon=True)
-            for opening in [HEAD_START] * TRICKLERS + [BODY_HEAD] * TRICKLERS
-        ]
-        for thread in tricklers:
-            thread.start()
-        time.sleep(0.5)  # every trickling connection is accepted and sending
+def test_other_clients_are_answered_promptly_while_a_few_clients_trickle_headers_and_bodies(address):
+    with tricklers_running(address, [HEAD_START, BODY_HEAD], 4) as running:
+        probes = []
+        for _ in range(8):
+            probes.append(probe(address))
+            time.sleep(0.1)
+        still_trickling = running()
 
-        try:
-            deadline = time.monotonic() + TRICKLE_SECONDS
-            probes = []
-            while len(probes) < PROBES and time.monotonic() < deadline:
-                probes.append(probe(address))
-                time.sleep(0.1)
-            still_trickling = sum(thread.is_alive() for thread in tricklers)
-        finally:
-            stop.set()
-            for thread in tricklers:
-                thread.join(timeout=5)
-
-    assert still_trickling == 2 * TRICKLERS  # the attack lasted the whole time
-    assert [status for status, _ in probes] == [401] * PROBES, probes
+    assert still_trickling == 8  # the attack lasted the whole time
+    assert [status for status, _ in probes] == [401] * 8, probes
     assert max(seconds for _, seconds in probes) < PROMPT_SECONDS, probes

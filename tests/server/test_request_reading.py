@@ -1,0 +1,134 @@
+"""The worker reads requests in its main loop: many slow clients take no threads, and a request that does not
+arrive in time is answered 408 (integration_service/server.py)."""
+
+import http.client
+import json
+import socket
+import time
+
+import pytest
+
+from integration_service.server import IncomingRequest
+from tests.server.gunicorn import gunicorn_serving
+from tests.server.test_slow_clients import BODY_HEAD, HEAD_START, probe, tricklers_running
+
+MANY = 40  # of each kind: far more than the threads of both workers together (2 x 16)
+
+
+def test_many_more_trickling_clients_than_threads_leave_others_answered(address):
+    with tricklers_running(address, [HEAD_START, BODY_HEAD], MANY) as running:
+        probes = [probe(address) for _ in range(5)]
+        still_trickling = running()
+
+    assert still_trickling == 2 * MANY
+    assert [status for status, _ in probes] == [401] * 5, probes
+    assert max(seconds for _, seconds in probes) < 1.0, probes
+
+
+def test_a_request_that_does_not_arrive_in_time_is_408():
+    with (
+        gunicorn_serving(REQUEST_READ_TIMEOUT_SECONDS="1") as address,
+        socket.create_connection(address, timeout=5) as sock,
+    ):
+        sock.sendall(HEAD_START)
+        started = time.monotonic()
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+        waited = time.monotonic() - started
+
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+    assert b"Content-Type: application/problem+json" in head
+    assert json.loads(body) == {
+        "type": "about:blank",
+        "title": "Request Timeout",
+        "status": 408,
+        "detail": "The request did not arrive completely in time; send it again, without pauses.",
+        "code": "request_timeout",
+    }
+    assert waited < 4
+
+
+def test_kept_alive_requests_are_answered_on_one_connection(address):
+    connection = http.client.HTTPConnection(*address, timeout=5)
+    statuses = []
+    for body in [b'{"id": "1", "data": {}}', b"{}"]:
+        connection.request("POST", "/sandbox/api/v1/externals/push", body, {"Content-Type": "application/json"})
+        response = connection.getresponse()
+        response.read()
+        statuses.append(response.status)
+    connection.close()
+
+    assert statuses == [401, 401]
+
+
+def test_pipelined_requests_are_all_answered(address):
+    request = b"GET /api/v1/integration/projects HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    with socket.create_connection(address, timeout=5) as sock:
+        sock.sendall(request + request[:-2] + b"Connection: close\r\n\r\n")
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+
+    assert answer.count(b"HTTP/1.1 401 Unauthorized") == 2
+
+
+def login(address: tuple[str, int], body: bytes, *, pieces: int = 1) -> tuple[int, dict]:
+    """POST a login body, in `pieces` sent 0.2 s apart; the status and the JSON answer."""
+    head = (
+        b"POST /sandbox/api/v1/auth/email/login HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
+    )
+    size = -(-len(body) // pieces)
+    with socket.create_connection(address, timeout=5) as sock:
+        sock.sendall(head)
+        for start in range(0, len(body), size):
+            time.sleep(0.2)
+            sock.sendall(body[start : start + size])
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)
+
+
+def test_a_body_sent_in_pieces_reaches_the_service_whole(address):
+    status, body = login(address, b'{"email": "nobody@example.com", "password": "not-it"}', pieces=4)
+
+    assert status == 401
+    assert body["code"] == "invalid_credentials"
+
+
+def test_a_large_body_reaches_the_service_whole(address):
+    status, body = login(address, b'{"email": "a@b.example", "password": "%s"}' % (b"x" * 900_000), pieces=3)
+
+    assert status == 400
+    assert body["errors"] == [{"field": "password", "message": "Ensure this field has no more than 1024 characters."}]
+
+
+HEAD = b"POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\n"
+
+
+@pytest.mark.parametrize(
+    ("received", "complete"),
+    [
+        pytest.param(b"GET / HTTP/1.1\r\nHost: h\r\n", False, id="head-incomplete"),
+        pytest.param(b"GET / HTTP/1.1\r\nHost: h\r\n\r\n", True, id="head-without-body"),
+        pytest.param(HEAD + b"\r\nab", False, id="body-incomplete"),
+        pytest.param(HEAD + b"\r\nabcd", True, id="body-complete"),
+        pytest.param(HEAD + b"content-length: 4\r\n\r\n", True, id="two-lengths-for-the-parser"),
+        pytest.param(b"POST /x HTTP/1.1\r\nContent-Length: 999999\r\n\r\n", True, id="body-over-the-limit"),
+        pytest.param(b"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", True, id="chunked"),
+        pytest.param(b"POST /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n", True, id="expect"),
+        pytest.param(b"GET /" + b"a" * 200, True, id="head-over-the-limit"),
+    ],
+)
+def test_a_request_is_handed_over_when_complete(received, complete):
+    at_once = IncomingRequest(head_limit=100, body_limit=1000)
+    byte_by_byte = IncomingRequest(head_limit=100, body_limit=1000)
+    for byte in received:
+        byte_by_byte.add(bytes([byte]))
+
+    assert at_once.add(received) is complete
+    assert byte_by_byte.complete is complete
