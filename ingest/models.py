@@ -87,6 +87,7 @@ class RawPush(models.Model):
     changed_project = models.BooleanField(help_text="This push changed the project's source data or fields.")
 
     class Meta:
+        verbose_name_plural = "raw pushes"
         ordering = ["-received_at", "-id"]
         indexes = [
             models.Index(fields=["partner", "environment", "received_at"], name="rawpush_partner_received_idx"),

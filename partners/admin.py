@@ -4,10 +4,12 @@ from django.contrib.admin import helpers
 from django.contrib.admin.views.main import ChangeList
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
+from django.contrib.auth.models import Group
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils.html import format_html
+from django_tasks_db.models import DBTaskResult
 
 from audit.selectors import audit_events_recent
 from ingest.selectors import partner_onboarding, partner_push_stats
@@ -24,6 +26,15 @@ from partners.services import (
 )
 
 admin.site.login_form = ThrottledAdminAuthenticationForm
+
+
+# The service's own console: its name on every page, and nothing operators do not use in the menu.
+admin.site.site_header = "Partner Project Data Integration"
+admin.site.site_title = "Integration admin"
+admin.site.index_title = "Operators' console"
+admin.site.unregister(Group)  # permissions are given per operator; groups are not used
+if admin.site.is_registered(DBTaskResult):
+    admin.site.unregister(DBTaskResult)  # background work is followed on Reprocess runs
 
 
 class ProductionClearanceEventInline(admin.TabularInline):
@@ -123,7 +134,9 @@ class PartnerAdmin(admin.ModelAdmin):
 class UserCreationForm(AdminUserCreationForm):
     class Meta:
         model = User
-        fields = ("email", "partner")
+        fields = ("email", "partner", "is_staff")
+        labels = {"is_staff": "Operator"}
+        help_texts = {"is_staff": "Operators log in to this admin and have no partner; partner users need a partner."}
 
 
 class UserEditForm(UserChangeForm):
@@ -144,10 +157,12 @@ class UserAdmin(DjangoUserAdmin):
     fieldsets = (
         (None, {"fields": ("email", "password")}),
         ("Profile", {"fields": ("full_name", "partner")}),
-        ("Permissions", {"fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions")}),
+        ("Permissions", {"fields": ("is_active", "is_staff", "is_superuser", "user_permissions")}),
         ("Dates", {"fields": ("last_login", "date_joined")}),
     )
-    add_fieldsets = ((None, {"classes": ("wide",), "fields": ("email", "partner", "password1", "password2")}),)
+    add_fieldsets = (
+        (None, {"classes": ("wide",), "fields": ("email", "partner", "is_staff", "password1", "password2")}),
+    )
 
     def save_model(self, request: HttpRequest, obj: User, form: forms.ModelForm, change: bool) -> None:
         was_active = not change or User.objects.filter(pk=obj.pk, is_active=True).exists()

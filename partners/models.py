@@ -1,5 +1,6 @@
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models.functions import Lower
 from django.utils import timezone
@@ -108,6 +109,12 @@ class User(AbstractBaseUser, PermissionsMixin):
     def clean(self) -> None:
         super().clean()
         self.email = UserManager.normalize_email(self.email)
+        if not self.is_staff and self.partner_id is None:
+            raise ValidationError(
+                {"partner": "A partner's user needs its partner (operators are staff, without a partner)."}
+            )
+        if self.is_staff and self.partner_id is not None:
+            raise ValidationError({"partner": "Operators (staff) belong to no partner: leave the partner empty."})
 
 
 class ClientIdQuerySet(models.QuerySet):

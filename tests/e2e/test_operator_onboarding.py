@@ -61,7 +61,7 @@ def browser_page(live_server, admin_user, monkeypatch):
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API keeps an event loop here
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page = browser.new_page(viewport={"width": 1366, "height": 900})  # a common laptop screen
         page.goto(live_server.url + "/admin/login/")
         page.fill("#id_username", admin_user.email)
         page.fill("#id_password", "password")
@@ -80,6 +80,8 @@ def from_db(query):
 
 
 def screenshot(page, name: str, tmp_path: Path) -> None:
+    """Save the page, after checking that it fits a 1,366 px screen without scrolling sideways."""
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1366, f"{name} is wider than 1,366 px"
     folder = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
