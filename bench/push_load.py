@@ -3,7 +3,8 @@
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/integration_bench_push .venv/bin/python bench/push_load.py
 
 gunicorn serves the service (and bench/urls.py's baseline) on PostgreSQL; wrk drives each endpoint with the same
-HubSpot-shaped bodies from 8 connections. Prints requests/s, p50 and p99 for both, and push as a share of baseline.
+HubSpot-shaped bodies from 8 connections. Prints requests/s, p50 and p99 for each, and each as a share of baseline:
+the push of one partner (every push waits on its change clock) and spread over several partners.
 """
 
 import argparse
@@ -51,12 +52,24 @@ def wrk(url: str, *, seconds: int, connections: int, env: dict, request: list[st
     }
 
 
+def partner_credentials(slug: str) -> tuple[str, str]:
+    """A sandbox token and ClientID of a partner with the demo mappings, created on first use."""
+    partner, _ = Partner.objects.get_or_create(slug=slug, defaults={"name": slug})
+    mapping_document_import(partner=partner, document=DEMO_MAPPING_DOCUMENT)
+    user, _ = User.objects.get_or_create(email=f"{slug}@example.com", defaults={"partner": partner})
+    _, key = client_id_issue(partner=partner, environment="sandbox", label="bench")
+    token = AccessToken.for_user(user)
+    token["env"] = "sandbox"
+    return str(token), key
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("--port", type=int, default=8791)
+    parser.add_argument("--partners", type=int, default=8, help="partners the spread push row draws from")
     args = parser.parse_args()
 
     call_command("migrate", verbosity=0)
@@ -65,12 +78,8 @@ def main() -> None:
             "CREATE TABLE IF NOT EXISTS bench_baseline "
             "(external_id text PRIMARY KEY, data jsonb, updated_at timestamptz)"
         )
-    partner, _ = Partner.objects.get_or_create(slug="bench-push", defaults={"name": "Bench Push"})
-    mapping_document_import(partner=partner, document=DEMO_MAPPING_DOCUMENT)
-    user, _ = User.objects.get_or_create(email="bench-push@example.com", defaults={"partner": partner})
-    _, key = client_id_issue(partner=partner, environment="sandbox", label="bench")
-    token = AccessToken.for_user(user)
-    token["env"] = "sandbox"
+    token, key = partner_credentials("bench-push")
+    spread = [partner_credentials(f"bench-push-{number}") for number in range(args.partners)]
 
     server = subprocess.Popen(
         [
@@ -95,11 +104,15 @@ def main() -> None:
                 break
             except OSError:
                 time.sleep(0.1)
-        push_env = {"BENCH_TOKEN": str(token), "BENCH_CLIENT_ID": key}
+        push_env = {"BENCH_TOKEN": token, "BENCH_CLIENT_ID": key}
+        spread_env = {"BENCH_CREDENTIALS": " ".join(f"{token},{key}" for token, key in spread)}
         credentials = ["-H", f"Authorization: Bearer {token}", "-H", f"ClientID: {key}"]
         targets = {  # name: (url, environment of the wrk script, what wrk sends)
             "baseline upsert": (base + "/bench/baseline-upsert", {}, ["-s", LUA]),
+            # Every push of one partner environment waits for the one before on its change clock (projects/
+            # change_clock.py); spread over several partners, pushes wait on none.
             "push": (base + "/sandbox/api/v1/externals/push", push_env, ["-s", LUA]),
+            f"push, {args.partners} partners": (base + "/sandbox/api/v1/externals/push", spread_env, ["-s", LUA]),
             # The floor under any authenticated call: JWT, user, ClientID, one look-up, a problem+json 404.
             "authenticated 404": (base + f"/sandbox/api/v1/integration/projects/{uuid.UUID(int=0)}", {}, credentials),
         }
@@ -118,10 +131,10 @@ def main() -> None:
 
     setup = f"gunicorn {args.workers} sync workers, {os.cpu_count()} cores"
     print(f"\n{args.connections} connections, {args.seconds} s each, {setup}")
-    print(f"{'endpoint':18s} {'req/s':>8s} {'p50 ms':>8s} {'p99 ms':>8s} {'non-2xx':>8s}")
+    print(f"{'endpoint':20s} {'req/s':>8s} {'p50 ms':>8s} {'p99 ms':>8s} {'non-2xx':>8s}")
     for name, result in results.items():
-        print(f"{name:18s} {result['rps']:8.0f} {result['p50']:8.2f} {result['p99']:8.2f} {result['errors']:8d}")
-    for name in ("push", "authenticated 404"):
+        print(f"{name:20s} {result['rps']:8.0f} {result['p50']:8.2f} {result['p99']:8.2f} {result['errors']:8d}")
+    for name in [name for name in results if name != "baseline upsert"]:
         print(f"{name} / baseline throughput: {results[name]['rps'] / results['baseline upsert']['rps']:.2f}")
 
 
