@@ -4,6 +4,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ingest.services import PushResult
+from integration_service.openapi import ProblemFieldErrorSerializer
 from projects.serializers import IssueSerializer, iso_datetime
 
 EXTERNAL_ID_MAX_LENGTH = 255
@@ -97,3 +98,36 @@ class PushResponseSerializer(serializers.Serializer):
             "submittedDate": iso_datetime(project.submitted_date),
             "updatedDate": iso_datetime(project.updated_date),
         }
+
+
+# --- batch push (CONTRACT §10); these document it, the view validates each record on its own ----------------------
+
+
+class PushBatchSerializer(serializers.Serializer):
+    records = PushSerializer(
+        many=True, help_text="1 to PUSH_BATCH_MAX_RECORDS (500) records, each what POST externals/push takes."
+    )
+
+
+class PushBatchResultSerializer(PushResponseSerializer):
+    """One record's result: the single push's answer (201, 200), or the record's problem (400) with `id` null."""
+
+    index = serializers.IntegerField(help_text="The record's position in `records`, from 0.")
+    status = serializers.ChoiceField(
+        choices=[201, 200, 400], help_text="What a single push of this record would have answered."
+    )
+    id = serializers.UUIDField(allow_null=True, help_text="The project's id; null when the record was refused.")
+    externalId = serializers.CharField(allow_null=True, help_text="The record's id; null when it has none.")
+    created = serializers.BooleanField(required=False)
+    changed = serializers.BooleanField(required=False)
+    mappingStatus = serializers.ChoiceField(choices=["unmapped", "partial", "mapped"], required=False)
+    issues = IssueSerializer(many=True, required=False)
+    submittedDate = serializers.DateTimeField(required=False)
+    updatedDate = serializers.DateTimeField(required=False)
+    detail = serializers.CharField(required=False, help_text="Status 400: why the record was refused.")
+    code = serializers.CharField(required=False, help_text="Status 400: invalid or parse_error.")
+    errors = ProblemFieldErrorSerializer(many=True, required=False, help_text="Status 400: each problem.")
+
+
+class PushBatchResponseSerializer(serializers.Serializer):
+    results = PushBatchResultSerializer(many=True, help_text="One per record, in the order sent.")

@@ -1,5 +1,6 @@
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db import transaction
@@ -27,6 +28,35 @@ class PushResult:
     project: Project
     created: bool
     changed: bool
+
+
+def raw_push_row(
+    *,
+    client_id: ClientId,
+    user: User,
+    environment: str,
+    external_id: str,
+    project: Project,
+    data: dict,
+    body: str,
+    received_at: datetime,
+    created: bool,
+    changed: bool,
+) -> dict[str, Any]:
+    """The raw push row of one pushed record (single or in a batch), for integration_service/rows.py."""
+    return {
+        "partner_id": client_id.partner_id,
+        "environment": environment,
+        "external_id": external_id,
+        "project_id": project.id,
+        "body": body,
+        "data": data,
+        "received_at": received_at,
+        "user_id": user.pk,
+        "client_id_id": client_id.pk,
+        "created_project": created,
+        "changed_project": changed,
+    }
 
 
 def _normalized_state(project: Project) -> tuple:

@@ -5,10 +5,18 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ingest.batch_parser import BatchJSONParser, batch_records
+from ingest.batch_services import push_batch_receive
 from ingest.parsers import StrictJSONParser, decode_body
-from ingest.serializers import PushResponseSerializer, PushSerializer
+from ingest.serializers import (
+    PushBatchResponseSerializer,
+    PushBatchSerializer,
+    PushResponseSerializer,
+    PushSerializer,
+)
 from ingest.services import push_receive
 from integration_service.openapi import problem_responses
+from partners.throttling import client_id_records_take
 
 
 class PushView(APIView):
@@ -31,6 +39,7 @@ class PushView(APIView):
         body = request.body  # read before request.data, so the verbatim bytes stay available
         serializer = PushSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
+        client_id_records_take(request=request, count=1)
         result = push_receive(
             client_id=request.client_id,
             user=request.user,
@@ -42,3 +51,40 @@ class PushView(APIView):
         return Response(
             PushResponseSerializer(result).data, status=HTTPStatus.CREATED if result.created else HTTPStatus.OK
         )
+
+
+class PushBatchView(APIView):
+    """POST externals/push/batch: many records, each stored as a single push would be; one result per record."""
+
+    operation_name = "push_batch"
+
+    parser_classes = [BatchJSONParser]
+
+    @extend_schema(
+        summary="Push many project records from the CRM at once",
+        description=(
+            "Each record is held to every rule of POST externals/push and answered on its own, in the order sent: "
+            "201/200 with the push's answer, or 400 with the record's problem (nothing of it stored). The valid "
+            "records are stored in one transaction. A body that is not a batch is refused whole (400, 413, 415)."
+        ),
+        request=PushBatchSerializer,
+        responses={200: PushBatchResponseSerializer, **problem_responses(400, 401, 403, 413, 415, 429)},
+    )
+    def post(self, request: Request, environment: str) -> Response:
+        read = batch_records(request.data)
+        records = [item.record for item in read if item.record is not None]
+        client_id_records_take(request=request, count=len(records))
+        stored = iter(
+            push_batch_receive(client_id=request.client_id, user=request.user, environment=environment, records=records)
+        )
+        results = []
+        for item in read:
+            if item.record is None:
+                problem = {key: item.problem[key] for key in ("detail", "code", "errors") if key in item.problem}
+                refused = {"index": item.index, "status": 400, "id": None, "externalId": item.external_id}
+                results.append({**refused, **problem})
+            else:
+                result = next(stored)
+                status = HTTPStatus.CREATED if result.created else HTTPStatus.OK
+                results.append({"index": item.index, "status": status, **PushResponseSerializer(result).data})
+        return Response({"results": results})

@@ -1,4 +1,5 @@
 import logging
+import re
 from collections.abc import Callable
 
 from django.conf import settings
@@ -10,10 +11,18 @@ from integration_service.problems import problem_response
 logger = logging.getLogger("integration_service.errors")
 
 API_PATH_PREFIXES = ("/api/", "/sandbox/")
+BATCH_PUSH_PATH = re.compile(r"/externals/push/batch/?$")  # integration_service/urls.py, name "push-batch"
 
 
 def is_api_path(path: str) -> bool:
     return path.startswith(API_PATH_PREFIXES)
+
+
+def body_limit(path: str) -> int:
+    """The largest body an API route reads: the batch push has its own limit, every other route the push's."""
+    if BATCH_PUSH_PATH.search(path):
+        return settings.PUSH_BATCH_MAX_BODY_BYTES
+    return settings.PUSH_MAX_BODY_BYTES
 
 
 class ApiProblemMiddleware:
@@ -28,11 +37,10 @@ class ApiProblemMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if is_api_path(request.path):
-            if self._declared_length(request) > settings.PUSH_MAX_BODY_BYTES:
+            limit = body_limit(request.path)
+            if self._declared_length(request) > limit:
                 return problem_response(
-                    413,
-                    f"The request body is larger than the limit of {settings.PUSH_MAX_BODY_BYTES} bytes.",
-                    code="payload_too_large",
+                    413, f"The request body is larger than the limit of {limit} bytes.", code="payload_too_large"
                 )
             if "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower() and not request.META.get(
                 "CONTENT_LENGTH"

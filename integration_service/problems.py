@@ -88,10 +88,16 @@ def _authentication_detail(code: str, request: Any) -> str | None:
     return None
 
 
+def validation_problem_body(detail: Any) -> dict[str, Any]:
+    """The 400 problem of a ValidationError's detail: each problem in `errors`, the first (and how many more) in
+    `detail`."""
+    errors = flatten_validation_errors(detail)
+    return problem_body(400, _validation_summary(errors), code="invalid", errors=errors)
+
+
 def _api_exception_problem(exc: exceptions.APIException) -> dict[str, Any]:
     if isinstance(exc, exceptions.ValidationError):
-        errors = flatten_validation_errors(exc.detail)
-        return problem_body(exc.status_code, _validation_summary(errors), code="invalid", errors=errors)
+        return validation_problem_body(exc.detail)
     detail = exc.detail
     if isinstance(detail, dict):  # simplejwt: {"detail": ..., "code": ..., "messages": [...]}
         code = str(detail.get("code", exc.default_code))

@@ -74,15 +74,7 @@ def rows_select(
         cursor.execute(sql, _prepared(model, where))
         rows = cursor.fetchall()
     converters = _converters(connection.vendor, model, attnames)
-    result = []
-    for row in rows:
-        values = {}
-        for attname, value, (column, column_converters) in zip(attnames, row, converters, strict=True):
-            for converter in column_converters:
-                value = converter(value, column, connection)
-            values[attname] = value
-        result.append(values)
-    return result
+    return [_converted(attnames, row, converters) for row in rows]
 
 
 def instance_from_row(model: type[models.Model], row: dict[str, Any]) -> models.Model:
@@ -141,3 +133,92 @@ def rows_update(model: type[models.Model], *, instances: Iterable[models.Model],
         matched = cursor.rowcount
     if matched != len(rows):
         raise RuntimeError(f"UPDATE of {model.__name__} matched {matched} of {len(rows)} rows.")
+
+
+# --- many rows at once (the batch push) --------------------------------------------------------------------------
+
+
+@functools.cache
+def _select_in_sql(
+    vendor: str, model: type[models.Model], attnames: tuple[str, ...], where: tuple[str, ...], within: str, count: int
+) -> str:
+    columns = ", ".join(_quote(field.column) for field in _fields(model, attnames))
+    conditions = [f"{_quote(field.column)} = %s" for field in _fields(model, where)]
+    conditions.append(f"{_quote(model._meta.get_field(within).column)} IN ({', '.join(['%s'] * count)})")
+    return f"SELECT {columns} FROM {_quote(model._meta.db_table)} WHERE {' AND '.join(conditions)}"
+
+
+def rows_select_in(
+    model: type[models.Model], *, attnames: Sequence[str], where: dict[str, Any], within: tuple[str, Sequence[Any]]
+) -> list[dict[str, Any]]:
+    """The rows whose columns equal `where` and whose column `within[0]` is one of `within[1]`, as
+    {attname: Python value}."""
+    attnames = tuple(attnames)
+    within_attname, within_values = within
+    if not within_values:
+        return []
+    sql = _select_in_sql(connection.vendor, model, attnames, tuple(where), within_attname, len(within_values))
+    within_field = model._meta.get_field(within_attname)
+    params = [*_prepared(model, where), *(within_field.get_db_prep_save(value, connection) for value in within_values)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    converters = _converters(connection.vendor, model, attnames)
+    return [_converted(attnames, row, converters) for row in rows]
+
+
+def _converted(attnames: tuple[str, ...], row: Sequence[Any], converters: tuple[tuple, ...]) -> dict[str, Any]:
+    values = {}
+    for attname, value, (column, column_converters) in zip(attnames, row, converters, strict=True):
+        for converter in column_converters:
+            value = converter(value, column, connection)
+        values[attname] = value
+    return values
+
+
+@functools.cache
+def _insert_or_lock_sql(
+    vendor: str, model: type[models.Model], attnames: tuple[str, ...], unique: tuple[str, ...], count: int
+) -> str:
+    columns = ", ".join(_quote(field.column) for field in _written_fields(model, attnames))
+    row = f"({', '.join(['%s'] * len(attnames))})"
+    unique_columns = ", ".join(_quote(field.column) for field in _fields(model, unique))
+    first = _quote(_fields(model, unique)[0].column)
+    return (
+        f"INSERT INTO {_quote(model._meta.db_table)} ({columns}) VALUES {', '.join([row] * count)} "
+        f"ON CONFLICT ({unique_columns}) DO UPDATE SET {first} = EXCLUDED.{first} WHERE 1 = 0 "
+        f"RETURNING {unique_columns}"
+    )
+
+
+def rows_insert_or_lock(
+    model: type[models.Model], *, rows: Sequence[dict[str, Any]], unique: Sequence[str]
+) -> list[dict[str, Any]]:
+    """INSERT the rows whose `unique` columns no row has yet, and lock the rows that already have them, one row
+    after the other in the order given, in one statement. Returns the `unique` values of the rows it inserted.
+
+    `ON CONFLICT DO UPDATE ... WHERE 1 = 0` updates nothing, but locks the existing row until the transaction ends
+    (PostgreSQL: "all rows will be locked when the ON CONFLICT DO UPDATE action is taken"), first waiting for a
+    transaction that holds it or is inserting the same key. Callers that give their rows sorted by the unique key
+    so take every lock in one global order, and never deadlock with each other. SQLite has one writer at a time.
+    `unique` must name the columns of a unique constraint; the rows must not repeat a key.
+    """
+    if not rows:
+        return []
+    attnames = tuple(rows[0])
+    unique = tuple(unique)
+    sql = _insert_or_lock_sql(connection.vendor, model, attnames, unique, len(rows))
+    params = [value for row in rows for value in _prepared(model, row)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        inserted = cursor.fetchall()
+    return [_converted(unique, row, _converters(connection.vendor, model, unique)) for row in inserted]
+
+
+def rows_insert(model: type[models.Model], *, rows: Sequence[dict[str, Any]]) -> None:
+    """INSERT these rows (each with the same columns), as one executemany batch (pipelined by psycopg 3)."""
+    if not rows:
+        return
+    sql = _insert_sql(connection.vendor, model, tuple(rows[0]), False)
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, [_prepared(model, row) for row in rows])

@@ -212,7 +212,15 @@ PUSH_MAX_BODY_BYTES = env_int("PUSH_MAX_BODY_BYTES", 1024 * 1024)
 # Seconds a request may take to arrive once its first byte has (gunicorn's worker reads it first: server.py).
 REQUEST_READ_TIMEOUT_SECONDS = env_int("REQUEST_READ_TIMEOUT_SECONDS", 20)
 PUSH_MAX_DEPTH = env_int("PUSH_MAX_DEPTH", 32)
-DATA_UPLOAD_MAX_MEMORY_SIZE = max(PUSH_MAX_BODY_BYTES, 2_621_440)
+
+# Batch push (POST externals/push/batch): records per batch, and its own body limit.
+PUSH_BATCH_MAX_RECORDS = env_int("PUSH_BATCH_MAX_RECORDS", 500)
+PUSH_BATCH_MAX_BODY_BYTES = env_int("PUSH_BATCH_MAX_BODY_BYTES", 10 * 1024 * 1024)
+# Records pushed per ClientID per minute, single pushes and batch records alike, before 429 (0 turns it off).
+CLIENT_ID_RECORD_LIMIT_PER_MINUTE = env_int("CLIENT_ID_RECORD_LIMIT_PER_MINUTE", 60_000)
+
+# Django refuses to read a body over this; the middleware has already held each route to its own limit.
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(PUSH_MAX_BODY_BYTES, PUSH_BATCH_MAX_BODY_BYTES, 2_621_440)
 
 # Cache list totals between pages (projects/totals.py). Only correct when every worker shares the cache, since a
 # write replaces the data version in the cache of the process that made it; so on by default with Redis only.

@@ -3,7 +3,7 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from ingest.views import PushView
+from ingest.views import PushBatchView, PushView
 from integration_service.views import api_not_found
 from partners.choices import Environment
 from partners.views import LoginView
@@ -14,6 +14,7 @@ from projects.views import ProjectDetailView, ProjectListView
 api_patterns = [
     re_path(r"^auth/email/login/?$", LoginView.as_view(), name="login"),
     re_path(r"^externals/push/?$", PushView.as_view(), name="push"),
+    re_path(r"^externals/push/batch/?$", PushBatchView.as_view(), name="push-batch"),
     re_path(r"^integration/projects/?$", ProjectListView.as_view(), name="project-list"),
     re_path(r"^integration/projects/(?P<project_id>[^/]+)/?$", ProjectDetailView.as_view(), name="project-detail"),
     re_path(r"^.*$", api_not_found),

@@ -1,0 +1,119 @@
+"""The batch push (CONTRACT §10): many records of one partner environment written in one transaction, set-based.
+
+Each record gets exactly what a single push gives it (ingest/services.py: the same merge patch and normalization,
+the same raw push, the same change stamping and bookkeeping); only the statements are shared by the whole batch.
+"""
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.utils import timezone
+
+from ingest.merge_patch import merge_patch
+from ingest.models import RawPush
+from ingest.normalization import normalize
+from ingest.selectors import mapping_rules_for_partner
+from ingest.services import NORMALIZED_ATTNAMES, PushResult, project_apply_normalization, raw_push_row
+from integration_service.rows import instance_from_row, rows_insert, rows_insert_or_lock, rows_select_in, rows_update
+from partners.models import ClientId, User
+from projects.models import Project
+from projects.totals import projects_changed
+
+_PROJECT_KEY = ("partner_id", "environment", "external_id")
+_PROJECT_STATE = ("id", "external_id", "submitted_date", "updated_date", "source_data", *NORMALIZED_ATTNAMES)
+_PROJECT_WRITE = ("submitted_date", "updated_date", "source_data", *NORMALIZED_ATTNAMES)
+
+
+@dataclass(frozen=True)
+class BatchRecord:
+    """A valid record of a batch: its id, its data, and its JSON text as sent (kept as the raw push's body)."""
+
+    external_id: str
+    data: dict
+    body: str
+
+
+def _projects_lock_or_create(*, key: dict, external_ids: list[str]) -> tuple[dict[str, Project], set[str]]:
+    """The projects of these ids, the missing ones created empty, every one locked until the transaction ends.
+
+    One statement inserts the missing rows and locks the existing ones, in external_id order, so concurrent
+    batches that share ids wait for each other instead of deadlocking. New rows are placeholders nobody sees
+    before the batch writes them: their data, fields and dates are written with the stamps, last.
+    """
+    now = timezone.now()
+    new_rows = []
+    for external_id in sorted(external_ids):
+        project = Project(**key, external_id=external_id, submitted_date=now, updated_date=now)
+        new_rows.append({field.attname: getattr(project, field.attname) for field in Project._meta.concrete_fields})
+    inserted = rows_insert_or_lock(Project, rows=new_rows, unique=_PROJECT_KEY)
+    created = {row["external_id"] for row in inserted}
+    rows = rows_select_in(Project, attnames=_PROJECT_STATE, where=key, within=("external_id", external_ids))
+    projects = {row["external_id"]: instance_from_row(Project, {**key, **row}) for row in rows}
+    return projects, created
+
+
+@transaction.atomic
+def push_batch_receive(
+    *, client_id: ClientId, user: User, environment: str, records: Sequence[BatchRecord]
+) -> list[PushResult]:
+    """Store each record as a single push would, in one transaction; one PushResult per record, in order.
+
+    The same id twice is applied twice, in order: the second record's result reflects the first. A project gets
+    one updatedDate however many of the batch's records change it; a result shows it from the first record that
+    changed the project on, and the project's earlier updatedDate before that.
+    """
+    if not records:
+        return []
+    partner_id = client_id.partner_id
+    rules = mapping_rules_for_partner(partner_id=partner_id)
+    key = {"partner_id": partner_id, "environment": environment}
+    projects, created_ids = _projects_lock_or_create(key=key, external_ids=list({r.external_id: 0 for r in records}))
+    received_at = timezone.now()
+    results: list[PushResult] = []
+    changed_projects: dict[str, Project] = {}
+    stamped_results: list[PushResult] = []  # their dates are the project's, once stamped
+    raw_pushes = []
+    for record in records:
+        project = projects[record.external_id]
+        created = record.external_id in created_ids and record.external_id not in changed_projects
+        source_data = merge_patch(project.source_data, record.data)
+        source_changed = source_data != project.source_data
+        project.source_data = source_data
+        fields_changed = project_apply_normalization(project=project, result=normalize(source_data, rules))
+        changed = created or source_changed or fields_changed
+        if changed:
+            changed_projects.setdefault(record.external_id, project)
+        result = PushResult(project=copy.copy(project), created=created, changed=changed)
+        if record.external_id in changed_projects:
+            stamped_results.append(result)
+        results.append(result)
+        raw_pushes.append(
+            raw_push_row(
+                client_id=client_id,
+                user=user,
+                environment=environment,
+                external_id=record.external_id,
+                project=project,
+                data=record.data,
+                body=record.body,
+                received_at=received_at,
+                created=created,
+                changed=changed,
+            )
+        )
+    rows_insert(RawPush, rows=raw_pushes)
+    if changed_projects:
+        now = timezone.now()
+        for project in changed_projects.values():
+            project.updated_date = now
+            if project.external_id in created_ids:
+                project.submitted_date = now
+        rows_update(Project, instances=changed_projects.values(), attnames=_PROJECT_WRITE)
+        for result in stamped_results:
+            final = changed_projects[result.project.external_id]
+            result.project.submitted_date = final.submitted_date
+            result.project.updated_date = final.updated_date
+        projects_changed(partner_id=partner_id, environment=environment, created=bool(created_ids))
+    return results
