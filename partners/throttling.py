@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
-from rest_framework.exceptions import Throttled
+from rest_framework.exceptions import ErrorDetail, Throttled
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
@@ -91,14 +91,14 @@ def client_id_records_take(*, request: Request, count: int) -> None:
     _rate_limits(request)[RECORDS_POLICY_NAME] = state
     if refused:
         record_s = "record" if count == 1 else "records"
-        raise Throttled(
-            wait=wait,
-            detail=(
-                f"{count} more {record_s} would exceed this ClientID's budget of {limit} records a minute "
-                f"({state.remaining} left in this minute); send them again in {state.reset_seconds} seconds, "
-                "or fewer now."
-            ),
+        throttled = Throttled(wait=wait)
+        throttled.detail = ErrorDetail(
+            f"{count} more {record_s} would exceed this ClientID's budget of {limit} records a minute "
+            f"({state.remaining} left in this minute); send them again in {state.reset_seconds} seconds, "
+            "or fewer now.",
+            code=throttled.default_code,
         )
+        raise throttled
 
 
 class RateLimitHeadersMiddleware:

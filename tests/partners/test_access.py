@@ -21,11 +21,14 @@ ENDPOINTS = [
     pytest.param("get", "project-list", {}, id="list"),
     pytest.param("get", "project-detail", {"project_id": str(uuid.uuid4())}, id="detail"),
     pytest.param("post", "push", {}, id="push"),
+    pytest.param("post", "push-batch", {}, id="push-batch"),
 ]
 
 
 def call(client: APIClient, method: str, environment: str, name: str, kwargs: dict):
     path = url(environment, name, **kwargs)
+    if name == "push-batch":
+        return client.post(path, {"records": [{"id": "1", "data": {}}]}, format="json")
     if method == "post":
         return client.post(path, {"id": "1", "data": {}}, format="json")
     return client.get(path)
