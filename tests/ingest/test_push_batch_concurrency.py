@@ -1,6 +1,7 @@
 """Concurrent batches sharing ids, as real HTTP requests to a live server on PostgreSQL (CI runs it there): no
 deadlock, one project per id, no merge lost."""
 
+import functools
 import json
 import random
 import threading
@@ -54,7 +55,7 @@ def test_concurrent_batches_of_overlapping_ids_in_different_orders_never_deadloc
             assert status == 201
         barrier = threading.Barrier(CLIENTS)
         with ThreadPoolExecutor(CLIENTS) as pool:
-            answers = list(pool.map(lambda client: send(round_number, client, barrier), range(CLIENTS)))
+            answers = list(pool.map(functools.partial(send, round_number, barrier=barrier), range(CLIENTS)))
 
         assert [status for status, _ in answers] == [200] * CLIENTS, answers
         statuses = [result["status"] for _, body in answers for result in body["results"]]
