@@ -1,5 +1,6 @@
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -103,10 +104,25 @@ class PushResponseSerializer(serializers.Serializer):
 # --- batch push (CONTRACT §10); these document it, the view validates each record on its own ----------------------
 
 
+@extend_schema_field(
+    {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": settings.PUSH_BATCH_MAX_RECORDS,
+        # Any value is accepted in the list: a record that is not a push (PushRequest) is refused alone, in its result.
+        "items": {"anyOf": [{"$ref": "#/components/schemas/PushRequest"}, {}]},
+        "description": (
+            "1 to PUSH_BATCH_MAX_RECORDS (500) records, each what POST externals/push takes. A record that is not "
+            "valid is answered status 400 in its result, and the others are stored."
+        ),
+    }
+)
+class BatchRecordsField(serializers.ListField):
+    pass
+
+
 class PushBatchSerializer(serializers.Serializer):
-    records = PushSerializer(
-        many=True, help_text="1 to PUSH_BATCH_MAX_RECORDS (500) records, each what POST externals/push takes."
-    )
+    records = BatchRecordsField()
 
 
 class PushBatchResultSerializer(PushResponseSerializer):

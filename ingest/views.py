@@ -7,6 +7,7 @@ from rest_framework.views import APIView
 
 from ingest.batch_parser import BatchJSONParser, batch_records
 from ingest.batch_services import push_batch_receive
+from ingest.openapi_examples import PUSH_BATCH_EXAMPLES
 from ingest.parsers import StrictJSONParser, decode_body
 from ingest.serializers import (
     PushBatchResponseSerializer,
@@ -69,6 +70,7 @@ class PushBatchView(APIView):
         ),
         request=PushBatchSerializer,
         responses={200: PushBatchResponseSerializer, **problem_responses(400, 401, 403, 413, 415, 429)},
+        examples=PUSH_BATCH_EXAMPLES,
     )
     def post(self, request: Request, environment: str) -> Response:
         read = batch_records(request.data)

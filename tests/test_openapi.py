@@ -9,6 +9,7 @@ pytestmark = pytest.mark.django_db
 OPERATIONS = {
     ("/api/v1/auth/email/login", "post"): "login",
     ("/api/v1/externals/push", "post"): "push",
+    ("/api/v1/externals/push/batch", "post"): "push_batch",
     ("/api/v1/integration/projects", "get"): "list_projects",
     ("/api/v1/integration/projects/{project_id}", "get"): "get_project",
 }
@@ -57,6 +58,7 @@ def test_calls_after_login_need_the_token_and_the_client_id(schema):
     [
         ("/api/v1/auth/email/login", "post", {"200", "400", "401", "413", "415", "429"}),
         ("/api/v1/externals/push", "post", {"200", "201", "400", "401", "403", "413", "415", "429"}),
+        ("/sandbox/api/v1/externals/push/batch", "post", {"200", "400", "401", "403", "413", "415", "429"}),
         ("/sandbox/api/v1/integration/projects", "get", {"200", "400", "401", "403", "429"}),
         ("/sandbox/api/v1/integration/projects/{project_id}", "get", {"200", "401", "403", "404", "429"}),
     ],
@@ -78,3 +80,18 @@ def test_swagger_ui_is_served_without_outside_assets(db):
     page = response.content.decode()
     assert "/api/v1/schema/" in page
     assert "cdn." not in page and "jsdelivr" not in page
+
+
+def test_the_batch_push_documents_its_records_and_results_with_examples(schema):
+    operation = schema["paths"]["/api/v1/externals/push/batch"]["post"]
+    request = operation["requestBody"]["content"]["application/json"]
+    result = schema["components"]["schemas"]["PushBatchResult"]
+
+    records = schema["components"]["schemas"]["PushBatchRequest"]["properties"]["records"]
+    # Every record is documented as a push; any value is accepted in the list, and answered in its result.
+    assert records["items"] == {"anyOf": [{"$ref": "#/components/schemas/PushRequest"}, {}]}
+    assert (records["minItems"], records["maxItems"]) == (1, 500)
+    assert set(request["examples"]) == {"HubSpotDeals"}
+    assert schema["components"]["schemas"]["PushBatchResultStatusEnum"]["enum"] == [201, 200, 400]
+    assert set(result["required"]) == {"index", "status", "id", "externalId"}
+    assert set(operation["responses"]["200"]["content"]["application/json"]["examples"]) == {"ResultsInOrder"}
