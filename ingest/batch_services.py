@@ -22,6 +22,8 @@ from projects.models import Project
 from projects.totals import projects_changed
 
 _PROJECT_KEY = ("partner_id", "environment", "external_id")
+# A new project's row before the batch writes it: the columns that cannot be NULL (the canonical fields can).
+_PROJECT_PLACEHOLDER = tuple(field.attname for field in Project._meta.concrete_fields if not field.null)
 _PROJECT_STATE = ("id", "external_id", "submitted_date", "updated_date", "source_data", *NORMALIZED_ATTNAMES)
 _PROJECT_WRITE = ("submitted_date", "updated_date", "source_data", *NORMALIZED_ATTNAMES)
 
@@ -46,7 +48,7 @@ def _projects_lock_or_create(*, key: dict, external_ids: list[str]) -> tuple[dic
     new_rows = []
     for external_id in sorted(external_ids):
         project = Project(**key, external_id=external_id, submitted_date=now, updated_date=now)
-        new_rows.append({field.attname: getattr(project, field.attname) for field in Project._meta.concrete_fields})
+        new_rows.append({attname: getattr(project, attname) for attname in _PROJECT_PLACEHOLDER})
     inserted = rows_insert_or_lock(Project, rows=new_rows, unique=_PROJECT_KEY)
     created = {row["external_id"] for row in inserted}
     rows = rows_select_in(Project, attnames=_PROJECT_STATE, where=key, within=("external_id", external_ids))

@@ -1,0 +1,111 @@
+"""Records per second of the batch push beside the single push, in one run, with the workers' memory.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/integration_bench_batch .venv/bin/python bench/batch_load.py
+
+gunicorn serves the service on PostgreSQL; wrk sends the same HubSpot-shaped records (ids drawn from 20,000, so
+mostly updates once warm) one per request to POST externals/push, then 100 per request to POST
+externals/push/batch, from 8 connections each. Prints records/s, latency per request, the batch's share of the
+single push, and the gunicorn workers' resident memory after each run (flat: the batch holds one request's
+records at a time).
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import _setup
+from django.core.management import call_command
+from django.db import connection
+from push_load import wrk
+from rest_framework_simplejwt.tokens import AccessToken
+
+from ingest.demo import DEMO_MAPPING_DOCUMENT
+from ingest.services import mapping_document_import
+from partners.models import Partner, User
+from partners.services import client_id_issue
+
+PUSH_LUA = str(_setup.ROOT / "bench" / "push.lua")
+BATCH_LUA = str(_setup.ROOT / "bench" / "batch.lua")
+
+
+def workers_rss_mib(server: subprocess.Popen) -> list[float]:
+    """Resident memory of the gunicorn workers (the server's children), MiB each."""
+    children = subprocess.run(["pgrep", "-P", str(server.pid)], capture_output=True, text=True).stdout.split()
+    sizes = []
+    for pid in children:
+        status = Path(f"/proc/{pid}/status").read_text()
+        sizes.append(int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1)) / 1024)
+    return sorted(sizes)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=int, default=20)
+    parser.add_argument("--connections", type=int, default=8)
+    parser.add_argument("--batch-size", type=int, default=100)
+    parser.add_argument("--port", type=int, default=8792)
+    args = parser.parse_args()
+
+    call_command("migrate", verbosity=0)
+    partner, _ = Partner.objects.get_or_create(slug="bench-batch", defaults={"name": "Bench Batch"})
+    mapping_document_import(partner=partner, document=DEMO_MAPPING_DOCUMENT)
+    user, _ = User.objects.get_or_create(email="bench-batch@example.com", defaults={"partner": partner})
+    _, key = client_id_issue(partner=partner, environment="sandbox", label="bench")
+    token = AccessToken.for_user(user)
+    token["env"] = "sandbox"
+
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{args.port}"],
+        cwd=_setup.ROOT,
+        env={**os.environ, "CLIENT_ID_RATE_LIMIT_PER_MINUTE": "0", "CLIENT_ID_RECORD_LIMIT_PER_MINUTE": "0"},
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        base = f"http://127.0.0.1:{args.port}"
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(base + "/api/v1/schema/", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        env = {"BENCH_TOKEN": str(token), "BENCH_CLIENT_ID": key, "BENCH_BATCH_SIZE": str(args.batch_size)}
+        targets = {  # name: (url, wrk script, records per request)
+            "single push": (base + "/sandbox/api/v1/externals/push", PUSH_LUA, 1),
+            f"batch of {args.batch_size}": (base + "/sandbox/api/v1/externals/push/batch", BATCH_LUA, args.batch_size),
+        }
+        for url, script, _ in targets.values():  # warm up: connections, caches, and the 20,000 rows to update
+            wrk(url, seconds=5, connections=args.connections, env=env, request=["-s", script])
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+        memory = {"after warm-up": workers_rss_mib(server)}
+        results = {}
+        for name, (url, script, size) in targets.items():
+            results[name] = {
+                **wrk(url, seconds=args.seconds, connections=args.connections, env=env, request=["-s", script]),
+                "size": size,
+            }
+            memory[f"after {name}"] = workers_rss_mib(server)
+    finally:
+        server.terminate()
+
+    print(f"\n{args.connections} connections, {args.seconds} s each, gunicorn.conf.py workers, {os.cpu_count()} cores")
+    print(f"{'endpoint':14s} {'records/s':>10s} {'req/s':>8s} {'p50 ms':>8s} {'p99 ms':>8s} {'non-2xx':>8s}")
+    for name, result in results.items():
+        records = result["rps"] * result["size"]
+        print(
+            f"{name:14s} {records:10.0f} {result['rps']:8.1f} {result['p50']:8.2f} {result['p99']:8.2f} "
+            f"{result['errors']:8d}"
+        )
+    single, batch = (result["rps"] * result["size"] for result in results.values())
+    print(f"batch / single push records/s: {batch / single:.1f}")
+    for moment, sizes in memory.items():
+        print(f"workers' RSS {moment}: {', '.join(f'{size:.0f} MiB' for size in sizes)}")
+
+
+if __name__ == "__main__":
+    main()
