@@ -11,21 +11,17 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from ingest.merge_patch import merge_patch
 from ingest.models import RawPush
-from ingest.normalization import normalize
 from ingest.selectors import mapping_rules_for_partner
-from ingest.services import NORMALIZED_ATTNAMES, PushResult, project_apply_normalization, raw_push_row
-from integration_service.rows import instance_from_row, rows_insert, rows_insert_or_lock, rows_select_in, rows_update
+from ingest.services import NORMALIZED_ATTNAMES, PushResult, project_apply_push, pushed_projects_write, raw_push_row
+from integration_service.rows import instance_from_row, rows_insert, rows_insert_or_lock, rows_select_in
 from partners.models import ClientId, User
 from projects.models import Project
-from projects.totals import projects_changed
 
 _PROJECT_KEY = ("partner_id", "environment", "external_id")
 # A new project's row before the batch writes it: the columns that cannot be NULL (the canonical fields can).
 _PROJECT_PLACEHOLDER = tuple(field.attname for field in Project._meta.concrete_fields if not field.null)
 _PROJECT_STATE = ("id", "external_id", "submitted_date", "updated_date", "source_data", *NORMALIZED_ATTNAMES)
-_PROJECT_WRITE = ("submitted_date", "updated_date", "source_data", *NORMALIZED_ATTNAMES)
 
 
 @dataclass(frozen=True)
@@ -80,11 +76,7 @@ def push_batch_receive(
     for record in records:
         project = projects[record.external_id]
         created = record.external_id in created_ids and record.external_id not in changed_projects
-        source_data = merge_patch(project.source_data, record.data)
-        source_changed = source_data != project.source_data
-        project.source_data = source_data
-        fields_changed = project_apply_normalization(project=project, result=normalize(source_data, rules))
-        changed = created or source_changed or fields_changed
+        changed = project_apply_push(project=project, data=record.data, rules=rules) or created
         if changed:
             changed_projects.setdefault(record.external_id, project)
         result = PushResult(project=copy.copy(project), created=created, changed=changed)
@@ -106,16 +98,11 @@ def push_batch_receive(
             )
         )
     rows_insert(RawPush, rows=raw_pushes)
-    if changed_projects:
-        now = timezone.now()
-        for project in changed_projects.values():
-            project.updated_date = now
-            if project.external_id in created_ids:
-                project.submitted_date = now
-        rows_update(Project, instances=changed_projects.values(), attnames=_PROJECT_WRITE)
-        for result in stamped_results:
-            final = changed_projects[result.project.external_id]
-            result.project.submitted_date = final.submitted_date
-            result.project.updated_date = final.updated_date
-        projects_changed(partner_id=partner_id, environment=environment, created=bool(created_ids))
+    changed = list(changed_projects.values())
+    created = [project for project in changed if project.external_id in created_ids]
+    pushed_projects_write(partner_id=partner_id, environment=environment, changed=changed, created=created)
+    for result in stamped_results:
+        final = changed_projects[result.project.external_id]
+        result.project.submitted_date = final.submitted_date
+        result.project.updated_date = final.updated_date
     return results

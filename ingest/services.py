@@ -1,9 +1,10 @@
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from audit.models import AuditAction
@@ -110,10 +111,15 @@ def project_apply_push(*, project: Project, data: dict, rules: list[FieldRule]) 
 
 
 def projects_write_stamped(
-    *, partner_id: int, environment: str, projects: list[Project], attnames: Sequence[str], created: bool = False
+    *,
+    partner_id: int,
+    environment: str,
+    projects: list[Project],
+    attnames: Sequence[str],
+    created: Collection[Project] = (),
 ) -> None:
     """Write changed projects of one partner environment with new updatedDates: its transaction's last writes.
-    `created`: the projects are new, and were submitted at their first updatedDate.
+    `created`: those of the projects that are new, and were submitted at their first updatedDate.
 
     The stamps come from the partner environment's change clock (projects/change_clock.py), which stays locked
     until the transaction ends: whatever the transaction still has to do after this holds every other writer of
@@ -122,9 +128,22 @@ def projects_write_stamped(
     stamps = change_stamps_take(partner_id=partner_id, environment=environment, count=len(projects))
     for project, stamp in zip(projects, stamps, strict=True):
         project.updated_date = stamp
-        if created:
+        if project in created:
             project.submitted_date = stamp
     rows_update(Project, instances=projects, attnames=("updated_date", *attnames))
+
+
+def pushed_projects_write(
+    *, partner_id: int, environment: str, changed: list[Project], created: Collection[Project]
+) -> None:
+    """The last writes of a push or a batch push: the projects it changed (`created` among them), with their
+    stamps, and what follows a change of them. The single push and the batch both end here."""
+    if not changed:
+        return
+    projects_write_stamped(
+        partner_id=partner_id, environment=environment, projects=changed, attnames=_PROJECT_WRITE, created=created
+    )
+    projects_changed(partner_id=partner_id, environment=environment, created=bool(created))
 
 
 @transaction.atomic
@@ -141,25 +160,25 @@ def push_receive(
     key = {"partner_id": partner_id, "environment": environment, "external_id": external_id}
     project, created = _project_lock_or_create(key=key)
     changed = project_apply_push(project=project, data=data, rules=rules) or created
-    raw_push = {
-        "partner_id": partner_id,
-        "environment": environment,
-        "external_id": external_id,
-        "project_id": project.id,
-        "body": body,
-        "data": data,
-        "received_at": timezone.now(),
-        "user_id": user.pk,
-        "client_id_id": client_id.pk,
-        "created_project": created,
-        "changed_project": changed,
-    }
+    raw_push = raw_push_row(
+        client_id=client_id,
+        user=user,
+        environment=environment,
+        external_id=external_id,
+        project=project,
+        data=data,
+        body=body,
+        received_at=timezone.now(),
+        created=created,
+        changed=changed,
+    )
     row_insert(RawPush, values=raw_push)
-    if changed:
-        projects_write_stamped(
-            partner_id=partner_id, environment=environment, projects=[project], attnames=_PROJECT_WRITE, created=created
-        )
-        projects_changed(partner_id=partner_id, environment=environment, created=created)
+    pushed_projects_write(
+        partner_id=partner_id,
+        environment=environment,
+        changed=[project] if changed else [],
+        created=[project] if created else [],
+    )
     return PushResult(project=project, created=created, changed=changed)
 
 
@@ -178,8 +197,10 @@ def projects_reprocess(
 ) -> ReprocessSummary:
     """Re-normalize the partner's stored projects with the mapping version each environment uses, batch by batch.
 
-    Memory stays flat (one batch at a time, keyset by id); each batch is locked and written in one transaction,
-    so a concurrent push to the same project waits instead of being overwritten. Only projects whose
+    Memory stays flat (one batch at a time, keyset by environment and external id); each batch is locked and
+    written in one transaction, so a concurrent push to the same project waits instead of being overwritten. Rows
+    are locked in (environment, external id) order, the order a batch push locks its rows in, so the two wait for
+    each other instead of deadlocking (ingest/batch_services.py). Only projects whose
     normalized fields change get a new updatedDate, consecutive stamps taken after the batch is normalized: the
     partner environment's other writers wait only while the batch's rows are written (hence batches of 250).
     """
@@ -189,12 +210,15 @@ def projects_reprocess(
         projects = projects.filter(environment=environment)
     total = projects.count()
     done = changed = 0
-    last_id = None
+    last = None
     while True:
         with transaction.atomic():
-            batch_query = projects.order_by("id").only("id", "environment", "source_data", *NORMALIZED_ATTNAMES)
-            if last_id is not None:
-                batch_query = batch_query.filter(id__gt=last_id)
+            batch_query = projects.order_by("environment", "external_id").only(
+                "id", "environment", "external_id", "source_data", *NORMALIZED_ATTNAMES
+            )
+            if last is not None:
+                later = Q(environment=last.environment, external_id__gt=last.external_id)
+                batch_query = batch_query.filter(Q(environment__gt=last.environment) | later)
             batch = list(batch_query.select_for_update()[:batch_size])
             if not batch:
                 break
@@ -211,7 +235,7 @@ def projects_reprocess(
                     attnames=NORMALIZED_ATTNAMES,
                 )
                 projects_changed(partner_id=partner.pk, environment=environment_updated, created=False)
-        last_id = batch[-1].id
+        last = batch[-1]
         done += len(batch)
         changed += sum(map(len, updated.values()))
         if on_progress:

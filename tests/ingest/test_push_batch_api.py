@@ -5,6 +5,7 @@ from decimal import Decimal
 from http import HTTPStatus
 
 import pytest
+from django.utils.dateparse import parse_datetime
 
 from ingest.models import RawPush
 from ingest.services import mapping_document_import
@@ -406,3 +407,18 @@ def test_pulls_report_the_request_limit_only(sandbox_client):
     answer = sandbox_client.get(url(SANDBOX, "project-list"))
 
     assert answer["RateLimit-Policy"] == '"client-id";q=1200;w=60'
+
+
+def test_a_batch_stamps_its_changed_projects_consecutively_under_one_clock(sandbox_client):
+    before = sandbox_client.post(url(SANDBOX, "push"), {"id": "C-0", "data": {"a": 0}}, format="json").json()
+    records = [{"id": "C-1", "data": {}}, {"id": "C-0", "data": {"a": 0}}, {"id": "C-2", "data": {}}]
+    records.append({"id": "C-0", "data": {"a": 1}})
+
+    results = push_batch(sandbox_client, {"records": records}).json()["results"]
+
+    stamps = sorted(Project.objects.values_list("updated_date", flat=True))
+    assert [(stamp - stamps[0]).total_seconds() * 1_000_000 for stamp in stamps] == [0, 1, 2]
+    assert parse_datetime(before["updatedDate"]) < stamps[0]
+    # The unchanged record of C-0 shows its updatedDate as it was; the one that changed it, the new stamp.
+    assert results[1]["updatedDate"] == before["updatedDate"]
+    assert parse_datetime(results[3]["updatedDate"]) in stamps

@@ -13,6 +13,7 @@ import pytest
 from django.db import connection
 
 from ingest.models import RawPush
+from ingest.services import mapping_document_import, projects_reprocess
 from projects.models import Project
 from tests.conftest import SANDBOX, token_for, url
 
@@ -67,3 +68,48 @@ def test_concurrent_batches_of_overlapping_ids_in_different_orders_never_deadloc
             before = {"before": True} if int(project.external_id[-2:]) % 2 == 0 else {}
             assert project.source_data == {**before, **{f"client{client}": client for client in range(CLIENTS)}}
         assert RawPush.objects.filter(project__in=projects).count() == CLIENTS * IDS + IDS // 2
+
+
+def test_batches_beside_reprocessing_never_deadlock_and_every_stamp_is_unique(live_server, partner, user, sandbox_key):
+    """Reprocessing locks a page of projects at a time, batches all of theirs at once: both in one order."""
+    token = token_for(user, SANDBOX)
+    headers = {"Authorization": f"Bearer {token}", "ClientID": sandbox_key, "Content-Type": "application/json"}
+    mappings = [{"fields": {"name": {"source": key, "type": "string"}}} for key in ("a", "b")]
+    mapping_document_import(partner=partner, document=mappings[0])
+    stop = threading.Event()
+
+    def send(client: int) -> list[int]:
+        rng = random.Random(client)
+        statuses = []
+        try:
+            while not stop.is_set():
+                ids = [f"P-{number:03d}" for number in rng.sample(range(150), 60)]
+                records = [{"id": external_id, "data": {"a": f"{client}-{rng.random()}"}} for external_id in ids]
+                request = urllib.request.Request(
+                    live_server.url + url(SANDBOX, "push-batch"),
+                    data=json.dumps({"records": records}).encode(),
+                    headers=headers,
+                    method="POST",
+                )
+                try:
+                    with urllib.request.urlopen(request, timeout=60) as response:
+                        statuses.append(response.status)
+                except urllib.error.HTTPError as error:
+                    statuses.append(error.code)
+        finally:
+            connection.close()
+        return statuses
+
+    with ThreadPoolExecutor(3) as pool:
+        sending = [pool.submit(send, client) for client in range(3)]
+        try:
+            for run in range(6):
+                mapping_document_import(partner=partner, document=mappings[run % 2])
+                projects_reprocess(partner=partner, environment=SANDBOX, batch_size=20)
+        finally:
+            stop.set()
+        statuses = [status for future in sending for status in future.result()]
+
+    assert set(statuses) == {200}, statuses
+    projects = Project.objects.filter(partner=partner)
+    assert projects.values("updated_date").distinct().count() == projects.count()
