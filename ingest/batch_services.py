@@ -65,7 +65,7 @@ def push_batch_receive(
     if not records:
         return []
     partner_id = client_id.partner_id
-    rules = mapping_rules_for_partner(partner_id=partner_id)
+    rules = mapping_rules_for_partner(partner_id=partner_id, environment=environment)
     key = {"partner_id": partner_id, "environment": environment}
     projects, created_ids = _projects_lock_or_create(key=key, external_ids=list({r.external_id: 0 for r in records}))
     received_at = timezone.now()

@@ -134,15 +134,14 @@ class PushBatchResultSerializer(PushResponseSerializer):
     )
     id = serializers.UUIDField(allow_null=True, help_text="The project's id; null when the record was refused.")
     externalId = serializers.CharField(allow_null=True, help_text="The record's id; null when it has none.")
-    created = serializers.BooleanField(required=False)
-    changed = serializers.BooleanField(required=False)
-    mappingStatus = serializers.ChoiceField(choices=["unmapped", "partial", "mapped"], required=False)
-    issues = IssueSerializer(many=True, required=False)
-    submittedDate = serializers.DateTimeField(required=False)
-    updatedDate = serializers.DateTimeField(required=False)
     detail = serializers.CharField(required=False, help_text="Status 400: why the record was refused.")
     code = serializers.CharField(required=False, help_text="Status 400: invalid or parse_error.")
     errors = ProblemFieldErrorSerializer(many=True, required=False, help_text="Status 400: each problem.")
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for name in ("created", "changed", "mappingStatus", "issues", "submittedDate", "updatedDate"):
+            self.fields[name].required = False  # a refused record's result has none of the push answer's fields
 
 
 class PushBatchResponseSerializer(serializers.Serializer):

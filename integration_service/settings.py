@@ -183,6 +183,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # The push answer's mappingStatus, in the single push and in each batch result: one enum by one name.
+    "ENUM_NAME_OVERRIDES": {"PushMappingStatusEnum": ["unmapped", "partial", "mapped"]},
 }
 
 SIMPLE_JWT = {

@@ -7,8 +7,8 @@ from http import HTTPStatus
 import pytest
 from django.utils.dateparse import parse_datetime
 
+from ingest.mapping_services import mapping_document_import
 from ingest.models import RawPush
-from ingest.services import mapping_document_import
 from partners.services import client_id_issue, partner_create, partner_user_create
 from projects.models import Project
 from projects.serializers import iso_datetime
