@@ -14,6 +14,7 @@ from django.utils import timezone
 from ingest.models import RawPush
 from ingest.selectors import mapping_rules_for_partner
 from ingest.services import NORMALIZED_ATTNAMES, PushResult, project_apply_push, pushed_projects_write, raw_push_row
+from integration_service.errors import ServiceError
 from integration_service.rows import instance_from_row, rows_insert, rows_insert_or_lock, rows_select_in
 from partners.models import ClientId, User
 from projects.models import Project
@@ -22,6 +23,16 @@ _PROJECT_KEY = ("partner_id", "environment", "external_id")
 # A new project's row before the batch writes it: the columns that cannot be NULL (the canonical fields can).
 _PROJECT_PLACEHOLDER = tuple(field.attname for field in Project._meta.concrete_fields if not field.null)
 _PROJECT_STATE = ("id", "external_id", "submitted_date", "updated_date", "source_data", *NORMALIZED_ATTNAMES)
+
+
+@dataclass(frozen=True)
+class RecordRefused:
+    """A valid record the service refused while writing (a ServiceError, e.g. 413: the project's source data would
+    pass its size limit). Nothing of it is stored; the batch's other records are."""
+
+    status: int
+    detail: str
+    code: str
 
 
 @dataclass(frozen=True)
@@ -55,8 +66,9 @@ def _projects_lock_or_create(*, key: dict, external_ids: list[str]) -> tuple[dic
 @transaction.atomic
 def push_batch_receive(
     *, client_id: ClientId, user: User, environment: str, records: Sequence[BatchRecord]
-) -> list[PushResult]:
-    """Store each record as a single push would, in one transaction; one PushResult per record, in order.
+) -> list[PushResult | RecordRefused]:
+    """Store each record as a single push would, in one transaction; one result per record, in order: its
+    PushResult, or RecordRefused where a single push of it would have been refused (nothing of it stored).
 
     The same id twice is applied twice, in order: the second record's result reflects the first. A project gets
     one updatedDate however many of the batch's records change it; a result shows it from the first record that
@@ -69,14 +81,18 @@ def push_batch_receive(
     key = {"partner_id": partner_id, "environment": environment}
     projects, created_ids = _projects_lock_or_create(key=key, external_ids=list({r.external_id: 0 for r in records}))
     received_at = timezone.now()
-    results: list[PushResult] = []
+    results: list[PushResult | RecordRefused] = []
     changed_projects: dict[str, Project] = {}
     stamped_results: list[PushResult] = []  # their dates are the project's, once stamped
     raw_pushes = []
     for record in records:
         project = projects[record.external_id]
         created = record.external_id in created_ids and record.external_id not in changed_projects
-        changed = project_apply_push(project=project, data=record.data, rules=rules) or created
+        try:
+            changed = project_apply_push(project=project, data=record.data, rules=rules) or created
+        except ServiceError as refusal:  # raised before it changes the project
+            results.append(RecordRefused(status=refusal.status_code, detail=refusal.detail, code=refusal.code))
+            continue
         if changed:
             changed_projects.setdefault(record.external_id, project)
         result = PushResult(project=copy.copy(project), created=created, changed=changed)
@@ -98,6 +114,9 @@ def push_batch_receive(
             )
         )
     rows_insert(RawPush, rows=raw_pushes)
+    unused = [projects[external_id].pk for external_id in created_ids if external_id not in changed_projects]
+    if unused:  # new projects whose every record was refused: their placeholder rows go
+        Project.objects.filter(pk__in=unused).delete()
     changed = list(changed_projects.values())
     created = [project for project in changed if project.external_id in created_ids]
     pushed_projects_write(partner_id=partner_id, environment=environment, changed=changed, created=created)

@@ -130,12 +130,14 @@ class PushBatchResultSerializer(PushResponseSerializer):
 
     index = serializers.IntegerField(help_text="The record's position in `records`, from 0.")
     status = serializers.ChoiceField(
-        choices=[201, 200, 400], help_text="What a single push of this record would have answered."
+        choices=[201, 200, 400, 413],
+        help_text="What a single push of this record would have answered (413: the project's source data would "
+        "pass its size limit).",
     )
     id = serializers.UUIDField(allow_null=True, help_text="The project's id; null when the record was refused.")
     externalId = serializers.CharField(allow_null=True, help_text="The record's id; null when it has none.")
-    detail = serializers.CharField(required=False, help_text="Status 400: why the record was refused.")
-    code = serializers.CharField(required=False, help_text="Status 400: invalid or parse_error.")
+    detail = serializers.CharField(required=False, help_text="Status 400, 413: why the record was refused.")
+    code = serializers.CharField(required=False, help_text="Status 400, 413: e.g. invalid, parse_error.")
     errors = ProblemFieldErrorSerializer(many=True, required=False, help_text="Status 400: each problem.")
 
     def __init__(self, *args, **kwargs) -> None:

@@ -6,7 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ingest.batch_parser import BatchJSONParser, batch_records
-from ingest.batch_services import push_batch_receive
+from ingest.batch_services import RecordRefused, push_batch_receive
 from ingest.openapi_examples import PUSH_BATCH_EXAMPLES
 from ingest.parsers import StrictJSONParser, decode_body
 from ingest.serializers import (
@@ -85,8 +85,12 @@ class PushBatchView(APIView):
                 problem = {key: item.problem[key] for key in ("detail", "code", "errors") if key in item.problem}
                 refused = {"index": item.index, "status": 400, "id": None, "externalId": item.external_id}
                 results.append({**refused, **problem})
+                continue
+            result = next(stored)
+            if isinstance(result, RecordRefused):
+                refused = {"index": item.index, "status": result.status, "id": None, "externalId": item.external_id}
+                results.append({**refused, "detail": result.detail, "code": result.code})
             else:
-                result = next(stored)
                 status = HTTPStatus.CREATED if result.created else HTTPStatus.OK
                 results.append({"index": item.index, "status": status, **PushResponseSerializer(result).data})
         return Response({"results": results})

@@ -92,6 +92,6 @@ def test_the_batch_push_documents_its_records_and_results_with_examples(schema):
     assert records["items"] == {"anyOf": [{"$ref": "#/components/schemas/PushRequest"}, {}]}
     assert (records["minItems"], records["maxItems"]) == (1, 500)
     assert set(request["examples"]) == {"HubSpotDeals"}
-    assert schema["components"]["schemas"]["PushBatchResultStatusEnum"]["enum"] == [201, 200, 400]
+    assert schema["components"]["schemas"]["PushBatchResultStatusEnum"]["enum"] == [201, 200, 400, 413]
     assert set(result["required"]) == {"index", "status", "id", "externalId"}
     assert set(operation["responses"]["200"]["content"]["application/json"]["examples"]) == {"ResultsInOrder"}

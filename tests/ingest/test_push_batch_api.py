@@ -7,8 +7,10 @@ from http import HTTPStatus
 import pytest
 from django.utils.dateparse import parse_datetime
 
+from ingest import batch_services
 from ingest.mapping_services import mapping_document_import
 from ingest.models import RawPush
+from integration_service.errors import ServiceError
 from partners.services import client_id_issue, partner_create, partner_user_create
 from projects.models import Project
 from projects.serializers import iso_datetime
@@ -422,3 +424,39 @@ def test_a_batch_stamps_its_changed_projects_consecutively_under_one_clock(sandb
     # The unchanged record of C-0 shows its updatedDate as it was; the one that changed it, the new stamp.
     assert results[1]["updatedDate"] == before["updatedDate"]
     assert parse_datetime(results[3]["updatedDate"]) in stamps
+
+
+class TooLarge(ServiceError):
+    status_code = 413
+    code = "source_data_too_large"
+
+
+def test_a_record_the_write_refuses_stores_nothing_of_it_and_the_others_are_stored(sandbox_client, monkeypatch):
+    """As the per-project source size limit refuses a record (413) while the batch's others are written."""
+    apply_push = batch_services.project_apply_push
+
+    def refusing(*, project, data, rules):
+        if "huge" in data:
+            raise TooLarge("The project's source data would be too large.")
+        return apply_push(project=project, data=data, rules=rules)
+
+    monkeypatch.setattr(batch_services, "project_apply_push", refusing)
+    records = [
+        {"id": "N-1", "data": {"huge": 1}},
+        {"id": "N-2", "data": {"huge": 1}},
+        {"id": "N-1", "data": {"a": 1}},
+        {"id": "N-1", "data": {"huge": 2}},
+    ]
+
+    results = push_batch(sandbox_client, {"records": records}).json()["results"]
+
+    project = Project.objects.get()
+    too_large = {"status": 413, "id": None, "detail": "The project's source data would be too large."}
+    assert results == [
+        {"index": 0, **too_large, "externalId": "N-1", "code": "source_data_too_large"},
+        {"index": 1, **too_large, "externalId": "N-2", "code": "source_data_too_large"},
+        stored(project, index=2, status=201, created=True, changed=True),
+        {"index": 3, **too_large, "externalId": "N-1", "code": "source_data_too_large"},
+    ]
+    assert (project.external_id, project.source_data) == ("N-1", {"a": 1})
+    assert list(RawPush.objects.values_list("external_id", "data")) == [("N-1", {"a": 1})]
