@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "projects",
     "ingest",
     "audit",
+    "webhooks",
 ]
 
 MIDDLEWARE = [
@@ -127,7 +128,7 @@ CACHES["default"]["KEY_PREFIX"] = CACHE_KEY_PREFIX
 TASKS = {
     "default": {
         "BACKEND": os.environ.get("TASKS_BACKEND", "django_tasks_db.DatabaseBackend"),
-        "QUEUES": ["default"],
+        "QUEUES": ["default", "webhooks"],
     }
 }
 
@@ -230,6 +231,29 @@ PROJECT_TOTALS_CACHED = env_bool("PROJECT_TOTALS_CACHED", bool(REDIS_URL))
 
 PROJECT_PAGE_SIZE_DEFAULT = env_int("PROJECT_PAGE_SIZE_DEFAULT", 20)
 PROJECT_PAGE_SIZE_MAX = env_int("PROJECT_PAGE_SIZE_MAX", 100)
+
+# --- Webhooks (webhooks/): change events to partners' endpoints, sent by `db_worker --queue-name webhooks` ----------
+WEBHOOK_ALLOW_PRIVATE_URLS = env_bool("WEBHOOK_ALLOW_PRIVATE_URLS", False)
+WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_TIMEOUT_SECONDS") or 5)  # a whole attempt, connect included
+WEBHOOK_RETRY_BASE_SECONDS = float(os.environ.get("WEBHOOK_RETRY_BASE_SECONDS") or 5)  # then 10, 20, 40 ...
+WEBHOOK_RETRY_MAX_INTERVAL_SECONDS = float(os.environ.get("WEBHOOK_RETRY_MAX_INTERVAL_SECONDS") or 3600)
+WEBHOOK_RETRY_FOR_SECONDS = float(os.environ.get("WEBHOOK_RETRY_FOR_SECONDS") or 86400)  # then marked failed
+WEBHOOK_SECRET_OVERLAP_SECONDS = env_int("WEBHOOK_SECRET_OVERLAP_SECONDS", 86400)  # old secret still signs
+WEBHOOK_DRAIN_SECONDS = float(os.environ.get("WEBHOOK_DRAIN_SECONDS") or 30)  # one task's turn at one endpoint
+
+# --- E-mail to partners' users (clearance); console unless EMAIL_HOST is set -------------------------------------
+PUBLIC_BASE_URL = os.environ.get("PUBLIC_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "")
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND") or (
+    "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else "django.core.mail.backends.console.EmailBackend"
+)
+EMAIL_PORT = env_int("EMAIL_PORT", 587)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", not EMAIL_USE_SSL)
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "integration@localhost")
 
 LOGGING = {
     "version": 1,

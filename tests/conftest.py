@@ -50,7 +50,9 @@ def _fast_password_hashing(settings):
 
 @pytest.fixture(autouse=True)
 def _tasks_run_immediately(settings):
-    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend", "QUEUES": ["default"]}}
+    settings.TASKS = {
+        "default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend", "QUEUES": ["default", "webhooks"]}
+    }
 
 
 @pytest.fixture(autouse=True)

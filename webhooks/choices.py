@@ -1,0 +1,19 @@
+from django.db import models
+
+
+class EventType(models.TextChoices):
+    """What a partner's endpoint can subscribe to."""
+
+    PROJECT_CREATED = "project.created", "project.created: a push made a new project"
+    PROJECT_UPDATED = "project.updated", "project.updated: a push or a reprocess changed a project"
+    PRODUCTION_CLEARED = "partner.production_cleared", "partner.production_cleared"
+    PRODUCTION_REVOKED = "partner.production_revoked", "partner.production_revoked"
+
+
+ALL_EVENT_TYPES = tuple(EventType.values)
+
+
+class DeliveryStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    SUCCEEDED = "succeeded", "Delivered"
+    FAILED = "failed", "Failed"

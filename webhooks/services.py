@@ -1,0 +1,238 @@
+"""Writes: endpoints (operators), events and their deliveries (written in the transaction of the change)."""
+
+import json
+import secrets
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from integration_service.rows import row_insert
+from partners.choices import Environment
+from partners.models import Partner, User
+from projects.models import Project
+from projects.serializers import iso_datetime, project_representation
+from webhooks import secret_box
+from webhooks.addresses import UrlRefused, url_target
+from webhooks.choices import ALL_EVENT_TYPES, DeliveryStatus, EventType
+from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from webhooks.selectors import endpoints_subscribed
+from webhooks.signing import secret_generate
+
+# --- endpoints ----------------------------------------------------------------------------------------------------
+
+
+def event_types_clean(event_types: list[str] | None) -> list[str]:
+    """The event types of a subscription, in their canonical order; all of them when none are given."""
+    if not event_types:
+        return list(ALL_EVENT_TYPES)
+    unknown = sorted(set(event_types) - set(ALL_EVENT_TYPES))
+    if unknown:
+        raise ValidationError(
+            {"event_types": f"Unknown event type(s): {', '.join(unknown)}. Known: {', '.join(ALL_EVENT_TYPES)}."}
+        )
+    return [event_type for event_type in ALL_EVENT_TYPES if event_type in event_types]
+
+
+def url_check(url: str) -> str:
+    """The URL, if the service may call it (resolving its host); else a ValidationError saying why."""
+    url = url.strip()
+    try:
+        url_target(url)
+    except UrlRefused as error:
+        raise ValidationError({"url": str(error)}) from error
+    return url
+
+
+def webhook_endpoint_create(
+    *,
+    partner: Partner,
+    environment: str,
+    url: str,
+    event_types: list[str] | None = None,
+    created_by: User | None = None,
+) -> tuple[WebhookEndpoint, str]:
+    """Register an endpoint and return it with its signing secret, which is never shown again."""
+    secret = secret_generate()
+    endpoint = WebhookEndpoint(
+        partner=partner,
+        environment=environment,
+        url=url_check(url),
+        event_types=event_types_clean(event_types),
+        secret_encrypted=secret_box.encrypt(secret),
+        created_by=created_by,
+    )
+    endpoint.full_clean()
+    endpoint.save()
+    return endpoint, secret
+
+
+def webhook_endpoint_update(
+    *, endpoint: WebhookEndpoint, url: str, event_types: list[str] | None, is_enabled: bool
+) -> WebhookEndpoint:
+    endpoint.url = url_check(url)
+    endpoint.event_types = event_types_clean(event_types)
+    was_enabled = WebhookEndpoint.objects.filter(pk=endpoint.pk, is_enabled=True).exists()
+    endpoint.is_enabled = is_enabled
+    endpoint.save(update_fields=["url", "event_types", "is_enabled"])
+    if is_enabled and not was_enabled:
+        _drain_soon(endpoint.pk)  # what waited while it was disabled
+    return endpoint
+
+
+def webhook_endpoint_set_enabled(*, endpoint: WebhookEndpoint, enabled: bool) -> WebhookEndpoint:
+    """A disabled endpoint gets no new events; its pending deliveries wait and go out when it is enabled again
+    (or are marked failed once their retry window has passed)."""
+    changed = WebhookEndpoint.objects.filter(pk=endpoint.pk).exclude(is_enabled=enabled).update(is_enabled=enabled)
+    endpoint.is_enabled = enabled
+    if changed and enabled:
+        _drain_soon(endpoint.pk)
+    return endpoint
+
+
+def webhook_endpoint_rotate_secret(*, endpoint: WebhookEndpoint) -> str:
+    """A new secret, returned once. The old one keeps signing beside it for WEBHOOK_SECRET_OVERLAP_SECONDS, so
+    the partner can switch its receiver over without refusing a request."""
+    secret = secret_generate()
+    endpoint.previous_secret_encrypted = endpoint.secret_encrypted
+    endpoint.previous_secret_until = timezone.now() + timedelta(seconds=settings.WEBHOOK_SECRET_OVERLAP_SECONDS)
+    endpoint.secret_encrypted = secret_box.encrypt(secret)
+    endpoint.save(update_fields=["secret_encrypted", "previous_secret_encrypted", "previous_secret_until"])
+    return secret
+
+
+def webhook_endpoint_delete(*, endpoint: WebhookEndpoint) -> None:
+    """Deletes the endpoint and its delivery log; the events stay (other endpoints may have them)."""
+    endpoint.delete()
+
+
+def endpoint_signing_secrets(endpoint: WebhookEndpoint) -> list[str]:
+    """The secrets a request to this endpoint is signed with: the current one, and the previous while it overlaps."""
+    result = [secret_box.decrypt(endpoint.secret_encrypted)]
+    until = endpoint.previous_secret_until
+    if endpoint.previous_secret_encrypted and until and until > timezone.now():
+        result.append(secret_box.decrypt(endpoint.previous_secret_encrypted))
+    return result
+
+
+# --- events (the outbox) ------------------------------------------------------------------------------------------
+
+
+def _event_id() -> str:
+    return "evt_" + secrets.token_hex(16)
+
+
+def _body(*, event_type: str, event_id: str, timestamp: str, data: dict) -> str:
+    # As the API writes JSON (DRF's renderer): compact, UTF-8 kept as is.
+    body = {"type": event_type, "id": event_id, "timestamp": timestamp, "data": data}
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+
+def _record(*, partner_id: int, environment: str, event_type: str, items: list[tuple[str, dict]]) -> None:
+    """Write events of one type (each a timestamp and data) with a delivery per subscribed endpoint, and have
+    the worker deliver them once this transaction commits. Nothing at all without a subscribed endpoint."""
+    endpoints = endpoints_subscribed(partner_id=partner_id, environment=environment, event_type=event_type)
+    if not endpoints or not items:
+        return
+    now = timezone.now()
+    retry_until = now + timedelta(seconds=settings.WEBHOOK_RETRY_FOR_SECONDS)
+    events = []
+    for timestamp, data in items:
+        event_id = _event_id()
+        body = _body(event_type=event_type, event_id=event_id, timestamp=timestamp, data=data)
+        events.append(
+            {
+                "id": event_id,
+                "partner_id": partner_id,
+                "environment": environment,
+                "type": event_type,
+                "created_at": now,
+                "body": body,
+            }
+        )
+    deliveries = [
+        {
+            "event_id": event["id"],
+            "endpoint_id": endpoint["id"],
+            "status": DeliveryStatus.PENDING,
+            "attempts": 0,
+            "created_at": now,
+            "next_attempt_at": now,
+            "retry_until": retry_until,
+            "last_error": "",
+        }
+        for event in events
+        for endpoint in endpoints
+    ]
+    if len(events) == 1:  # a push: the hot path's plain statements
+        row_insert(WebhookEvent, values=events[0])
+        for delivery in deliveries:
+            row_insert(WebhookDelivery, values=delivery)
+    else:
+        WebhookEvent.objects.bulk_create(WebhookEvent(**event) for event in events)
+        WebhookDelivery.objects.bulk_create(WebhookDelivery(**delivery) for delivery in deliveries)
+    for endpoint in endpoints:
+        if endpoint["paused_until"] is None or endpoint["paused_until"] <= now:  # a paused one has a wake-up due
+            _drain_soon(endpoint["id"])
+
+
+def project_event_record(*, project: Project, created: bool) -> None:
+    """`project.created` / `project.updated` for a push that changed the project; `data` is the project as the
+    pull returns it, `timestamp` its updatedDate."""
+    data = project_representation(project)
+    _record(
+        partner_id=project.partner_id,
+        environment=project.environment,
+        event_type=EventType.PROJECT_CREATED if created else EventType.PROJECT_UPDATED,
+        items=[(data["updatedDate"], data)],
+    )
+
+
+def project_events_record(*, partner_id: int, projects: list[Project]) -> None:
+    """`project.updated` for each project a reprocess changed (any environments)."""
+    for environment in {project.environment for project in projects}:
+        items = []
+        for project in projects:
+            if project.environment == environment:
+                data = project_representation(project)
+                items.append((data["updatedDate"], data))
+        _record(partner_id=partner_id, environment=environment, event_type=EventType.PROJECT_UPDATED, items=items)
+
+
+def partner_event_record(*, partner: Partner, event_type: str) -> None:
+    """`partner.production_cleared` / `_revoked`, to the partner's endpoints of both environments (the sandbox's
+    is where a partner integrating hears that production is open)."""
+    now = timezone.now()
+    data = {
+        "partner": partner.slug,
+        "name": partner.name,
+        "productionCleared": partner.is_cleared_for_production,
+        "productionBaseUrl": f"{settings.PUBLIC_BASE_URL}/api/v1/",
+    }
+    items = [(iso_datetime(now), data)]
+    for environment in Environment.values:
+        _record(partner_id=partner.pk, environment=environment, event_type=event_type, items=items)
+
+
+# --- operators' redelivery ---------------------------------------------------------------------------------------
+
+
+def delivery_redeliver(*, delivery: WebhookDelivery) -> None:
+    """Send a delivery again (whatever became of it), with a new retry window; the endpoint's pause is lifted,
+    since an operator asking has usually just heard the receiver is back."""
+    now = timezone.now()
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(
+        status=DeliveryStatus.PENDING,
+        next_attempt_at=now,
+        retry_until=now + timedelta(seconds=settings.WEBHOOK_RETRY_FOR_SECONDS),
+    )
+    WebhookEndpoint.objects.filter(pk=delivery.endpoint_id).update(paused_until=None)
+    _drain_soon(delivery.endpoint_id)
+
+
+def _drain_soon(endpoint_id: int) -> None:
+    from webhooks.dispatch import drain_enqueue  # the worker's module imports this one
+
+    transaction.on_commit(lambda: drain_enqueue(endpoint_id=endpoint_id))
