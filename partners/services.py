@@ -18,6 +18,8 @@ from partners.choices import CLIENT_ID_PREFIXES, ClearanceAction, Environment
 from partners.models import ClientId, Partner, ProductionClearanceEvent, User
 from partners.selectors import client_id_for_key, client_id_hash, partner_is_cleared_for_production
 from partners.throttling import login_failure_record, login_retry_after, login_throttled_message
+from webhooks.choices import EventType
+from webhooks.services import partner_event_record
 
 # --- partners and users -------------------------------------------------------------------------------------------
 
@@ -80,6 +82,7 @@ def partner_clear_for_production(*, partner: Partner, performed_by: User | None,
     audit_record(
         partner=partner, action=AuditAction.PRODUCTION_CLEARED, actor=performed_by, summary=_with_note("Cleared", note)
     )
+    _clearance_tell_partner(partner, EventType.PRODUCTION_CLEARED)
     return partner
 
 
@@ -100,7 +103,17 @@ def partner_revoke_production_clearance(*, partner: Partner, performed_by: User 
         actor=performed_by,
         summary=_with_note("Production clearance revoked", note),
     )
+    _clearance_tell_partner(partner, EventType.PRODUCTION_REVOKED)
     return partner
+
+
+def _clearance_tell_partner(partner: Partner, event_type: str) -> None:
+    """The spec's "the partner is told": a webhook event in this transaction, an e-mail to its users once it
+    commits (sent by the background worker)."""
+    from partners.tasks import send_clearance_email
+
+    partner_event_record(partner=partner, event_type=event_type)
+    transaction.on_commit(lambda: send_clearance_email.enqueue(partner_id=partner.pk))
 
 
 # --- ClientIDs ----------------------------------------------------------------------------------------------------
