@@ -25,9 +25,9 @@ run: $(VENV)/.installed
 	$(BIN)/python manage.py migrate --no-input
 	$(BIN)/python manage.py collectstatic --no-input --verbosity 0
 	$(BIN)/python manage.py seed_demo --base-url http://127.0.0.1:$(PORT)
-	@# One background worker (reprocessing from the admin) beside gunicorn; it stops when gunicorn does.
+	@# One background worker (reprocessing, webhooks, e-mail) beside gunicorn; it stops when gunicorn does.
 	@# gunicorn.conf.py is the production configuration too (WORKERS, THREADS from the environment).
-	$(BIN)/python manage.py db_worker & WORKER=$$!; trap 'kill $$WORKER 2>/dev/null' EXIT INT TERM; \
+	$(BIN)/python manage.py db_worker --queue-name default,webhooks & WORKER=$$!; trap 'kill $$WORKER 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:$(PORT) --access-logfile -
 
 test: $(VENV)/.installed-test chromium

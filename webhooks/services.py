@@ -236,3 +236,15 @@ def _drain_soon(endpoint_id: int) -> None:
     from webhooks.dispatch import drain_enqueue  # the worker's module imports this one
 
     transaction.on_commit(lambda: drain_enqueue(endpoint_id=endpoint_id))
+
+
+def deliveries_pending_resume() -> int:
+    """Queue a drain for every enabled endpoint with pending deliveries; returns how many."""
+    endpoint_ids = list(
+        WebhookDelivery.objects.filter(status=DeliveryStatus.PENDING, endpoint__is_enabled=True)
+        .values_list("endpoint_id", flat=True)
+        .distinct()
+    )
+    for endpoint_id in endpoint_ids:
+        _drain_soon(endpoint_id)
+    return len(endpoint_ids)

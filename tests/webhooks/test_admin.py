@@ -96,3 +96,44 @@ def test_rotate_and_disable_actions(admin_client, partner, receiver):
     assert WebhookEndpoint.objects.get().is_enabled is False
     assert receiver.requests == []
     assert WebhookDelivery.objects.count() == 0
+
+
+PAGES = [
+    ("admin:webhooks_webhookendpoint_changelist", False),
+    ("admin:webhooks_webhookendpoint_add", False),
+    ("admin:webhooks_webhookendpoint_change", True),
+    ("admin:webhooks_webhookdelivery_changelist", False),
+    ("admin:webhooks_webhookdelivery_change", True),
+]
+
+
+@pytest.fixture
+def console(partner, receiver) -> dict[str, int]:
+    endpoint, _ = webhook_endpoint_create(partner=partner, environment=SANDBOX, url=receiver.url())
+    partner_event_record(partner=partner, event_type="partner.production_cleared")
+    return {"webhookendpoint": endpoint.pk, "webhookdelivery": WebhookDelivery.objects.get().pk}
+
+
+def page_url(name: str, with_object: bool, console: dict) -> str:
+    return reverse(name, args=[console[name.split("_")[1]]] if with_object else None)
+
+
+@pytest.mark.parametrize(("name", "with_object"), PAGES, ids=[name.removeprefix("admin:") for name, _ in PAGES])
+def test_every_webhook_page_renders_for_an_operator_and_is_refused_to_a_partner_user(
+    admin_client, client, user, console, name, with_object
+):
+    client.force_login(user)
+
+    assert admin_client.get(page_url(name, with_object, console)).status_code == HTTPStatus.OK
+    refused = client.get(page_url(name, with_object, console))
+    assert refused.status_code == HTTPStatus.FOUND
+    assert refused["Location"].startswith("/admin/login/")
+
+
+def test_redeliver_is_refused_to_a_partner_user(client, user, console):
+    client.force_login(user)
+
+    response = client.post(DELIVERIES, {"action": "redeliver", "_selected_action": [console["webhookdelivery"]]})
+
+    assert response.status_code == HTTPStatus.FOUND
+    assert WebhookDelivery.objects.get().attempts == 0

@@ -123,3 +123,24 @@ def test_an_address_is_checked_again_at_delivery(partner, receiver, settings, mo
         "Refused: The host hooks.example.com resolves to 10.1.2.3, which is not a public address "
         "(allowed only with WEBHOOK_ALLOW_PRIVATE_URLS)."
     )
+
+
+def test_deliver_webhooks_resumes_what_a_killed_worker_left_behind(partner, receiver):
+    from django.core.management import call_command
+    from django_tasks import task_backends
+
+    webhook_endpoint_create(partner=partner, environment=SANDBOX, url=receiver.url())
+    record_events(partner, 2)
+    task_backends["default"].clear()  # the queued runs are lost, as with a worker killed mid-run
+    WebhookDelivery.objects.update(attempts=1)  # one of them was even claimed; its lease has run out
+
+    call_command("deliver_webhooks", stdout=_Sink())
+    run_worker()
+
+    assert len(receiver.requests) == 2
+    assert set(WebhookDelivery.objects.values_list("status", flat=True)) == {"succeeded"}
+
+
+class _Sink:
+    def write(self, text: str) -> None:
+        pass
