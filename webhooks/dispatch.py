@@ -94,8 +94,11 @@ def _attempt(endpoint: WebhookEndpoint, delivery: WebhookDelivery) -> Outcome:
     return post(url=endpoint.url, body=body.encode(), headers=headers, timeout=settings.WEBHOOK_TIMEOUT_SECONDS)
 
 
-def delivery_attempt_record(*, endpoint: WebhookEndpoint, delivery: WebhookDelivery, outcome: Outcome) -> None:
-    """Every attempt's result passes here: the delivery's log, its next try or its end, the endpoint's pause."""
+def delivery_attempt_record(
+    *, endpoint: WebhookEndpoint, delivery: WebhookDelivery, outcome: Outcome
+) -> datetime | None:
+    """Every attempt's result passes here: the delivery's log, its next try or its end, the endpoint's pause.
+    Returns when the endpoint's pause ends after a failure."""
     now = timezone.now()
     fields = {"response_code": outcome.status_code, "latency_ms": outcome.latency_ms, "last_error": outcome.error}
     if outcome.succeeded:
@@ -126,11 +129,11 @@ def delivery_attempt_record(*, endpoint: WebhookEndpoint, delivery: WebhookDeliv
     if outcome.succeeded:
         if endpoint.failures_in_a_row or endpoint.paused_until:
             WebhookEndpoint.objects.filter(pk=endpoint.pk).update(failures_in_a_row=0, paused_until=None)
-        return
+        return None
     with transaction.atomic():
         locked = WebhookEndpoint.objects.select_for_update().filter(pk=endpoint.pk).first()
         if locked is None:
-            return
+            return None
         locked.failures_in_a_row += 1
         pause = retry_delay(
             failures=locked.failures_in_a_row,
@@ -139,6 +142,7 @@ def delivery_attempt_record(*, endpoint: WebhookEndpoint, delivery: WebhookDeliv
         )
         locked.paused_until = now + timedelta(seconds=pause)
         locked.save(update_fields=["failures_in_a_row", "paused_until"])
+    return locked.paused_until
 
 
 def _wakeup_schedule(endpoint_id: int, at: datetime) -> None:
@@ -181,7 +185,10 @@ def endpoint_deliveries_drain(*, endpoint_id: int) -> None:
             _wakeup_for_pending(endpoint_id)
             return
         outcome = _attempt(endpoint, delivery)
-        delivery_attempt_record(endpoint=endpoint, delivery=delivery, outcome=outcome)
-        if outcome.succeeded and time.monotonic() > deadline:
+        paused_until = delivery_attempt_record(endpoint=endpoint, delivery=delivery, outcome=outcome)
+        if paused_until is not None:  # failed: the endpoint rests, one task wakes it up
+            _wakeup_schedule(endpoint_id, paused_until)
+            return
+        if time.monotonic() > deadline:
             drain_enqueue(endpoint_id=endpoint_id)
             return
