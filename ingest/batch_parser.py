@@ -12,7 +12,7 @@ from rest_framework.parsers import BaseParser
 
 from ingest.batch_services import BatchRecord
 from ingest.parsers import StrictJSONParser, decode_body, structure_problem
-from ingest.serializers import PushSerializer, json_kind
+from ingest.serializers import ExternalIdField, PushSerializer, json_kind
 from integration_service.problems import problem_body, validation_problem_body
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
@@ -169,6 +169,9 @@ def batch_records(body: Any) -> list[ReadRecord]:
     return [_read_record(index, record) for index, record in enumerate(body.records)]
 
 
+_EXTERNAL_ID = ExternalIdField()
+
+
 def _read_record(index: int, record: RecordText) -> ReadRecord:
     value = record.value
     external_id = _external_id_as_sent(value)
@@ -177,7 +180,16 @@ def _read_record(index: int, record: RecordText) -> ReadRecord:
         return ReadRecord(index, external_id, problem=validation_problem_body({"": [detail]}))
     if problem := structure_problem(value, settings.PUSH_MAX_DEPTH):
         return ReadRecord(index, external_id, problem=problem_body(400, problem, code="parse_error"))
-    serializer = PushSerializer(data=value)
+    if isinstance(value.get("data"), dict):  # the usual record: only its id is left to check
+        try:
+            external_id = _EXTERNAL_ID.to_internal_value(value.get("id"))
+        except ValidationError:
+            pass
+        else:
+            return ReadRecord(
+                index, external_id, record=BatchRecord(external_id=external_id, data=value["data"], body=record.text)
+            )
+    serializer = PushSerializer(data=value)  # the single push's messages, for what is wrong
     if not serializer.is_valid():
         return ReadRecord(index, external_id, problem=validation_problem_body(serializer.errors))
     external_id, data = serializer.validated_data["id"], serializer.validated_data["data"]

@@ -5,6 +5,7 @@ the same raw push, the same change stamping and bookkeeping); only the statement
 """
 
 import copy
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,7 +22,7 @@ from projects.models import Project
 
 _PROJECT_KEY = ("partner_id", "environment", "external_id")
 # A new project's row before the batch writes it: the columns that cannot be NULL (the canonical fields can).
-_PROJECT_PLACEHOLDER = tuple(field.attname for field in Project._meta.concrete_fields if not field.null)
+_PROJECT_PLACEHOLDER_FIELDS = tuple(field for field in Project._meta.concrete_fields if not field.null)
 _PROJECT_STATE = ("id", "external_id", "submitted_date", "updated_date", "source_data", *NORMALIZED_ATTNAMES)
 
 
@@ -52,10 +53,18 @@ def _projects_lock_or_create(*, key: dict, external_ids: list[str]) -> tuple[dic
     before the batch writes them: their data, fields and dates are written with the stamps, last.
     """
     now = timezone.now()
-    new_rows = []
-    for external_id in sorted(external_ids):
-        project = Project(**key, external_id=external_id, submitted_date=now, updated_date=now)
-        new_rows.append({attname: getattr(project, attname) for attname in _PROJECT_PLACEHOLDER})
+    placeholder = {field.attname: field.get_default() for field in _PROJECT_PLACEHOLDER_FIELDS}
+    new_rows = [
+        {
+            **placeholder,
+            "id": uuid.uuid4(),
+            **key,
+            "external_id": external_id,
+            "submitted_date": now,
+            "updated_date": now,
+        }
+        for external_id in sorted(external_ids)
+    ]
     inserted = rows_insert_or_lock(Project, rows=new_rows, unique=_PROJECT_KEY)
     created = {row["external_id"] for row in inserted}
     rows = rows_select_in(Project, attnames=_PROJECT_STATE, where=key, within=("external_id", external_ids))

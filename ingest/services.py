@@ -140,6 +140,7 @@ def pushed_projects_write(
     stamps, and what follows a change of them. The single push and the batch both end here."""
     if not changed:
         return
+    created = set(created)
     projects_write_stamped(
         partner_id=partner_id, environment=environment, projects=changed, attnames=_PROJECT_WRITE, created=created
     )

@@ -15,7 +15,7 @@ import functools
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 from django.db.models import DEFERRED, NOT_PROVIDED
 
 
@@ -41,7 +41,8 @@ def _written_fields(model: type[models.Model], attnames: tuple[str, ...]) -> tup
 
 
 def _prepared(model: type[models.Model], values: dict[str, Any]) -> list[Any]:
-    return [field.get_db_prep_save(values[field.attname], connection) for field in _fields(model, tuple(values))]
+    database = connections[DEFAULT_DB_ALIAS]  # once: `connection` is a proxy, each use a thread-local look-up
+    return [field.get_db_prep_save(values[field.attname], database) for field in _fields(model, tuple(values))]
 
 
 @functools.cache
