@@ -2,6 +2,10 @@
 
 None means empty: null, absent, "", whitespace, an empty list or object (and "0" / 0 for dates).
 A value that cannot be read as its type raises ConversionError with a reason a partner can act on.
+
+Every conversion costs a bounded time whatever the value: lengths and exponents are checked before any
+arbitrary-precision arithmetic (Decimal, int, float parsing, strptime), since `int(Decimal("1e2000000"))` alone
+costs half a minute of CPU.
 """
 
 import functools
@@ -32,6 +36,15 @@ _TRUE = {"true", "yes", "y", "1"}
 _FALSE = {"false", "no", "n", "0"}
 # An epoch number at or above this is in milliseconds: 1e11 seconds is the year 5138, 1e11 ms is 1973.
 _EPOCH_MS_THRESHOLD = 100_000_000_000
+# A number is read when its text has at most NUMBER_MAX_CHARS characters and its magnitude is zero or within
+# 1e-NUMBER_MAX_EXPONENT .. 1e+NUMBER_MAX_EXPONENT: far beyond any canonical column even after a scale
+# (1e-12 .. 1e12), and small enough that every later step (scale, rounding, int()) costs microseconds.
+NUMBER_MAX_CHARS = 100
+NUMBER_MAX_EXPONENT = 30
+_NUMBER_MAX_BITS = 4 * (NUMBER_MAX_EXPONENT + 1)  # any int beyond this many bits is over 1e31
+DATE_MAX_CHARS = 64  # ISO 8601 with fraction and offset needs 32; formats with month names a few more
+_EPOCH_MAX_DIGITS = 20  # milliseconds to the year 9999 need 15
+REASON_VALUE_CHARS = 60  # a value quoted in a reason is cut here
 
 
 def _single(value: Any) -> Any:
@@ -52,10 +65,23 @@ def _scalar(value: Any) -> Any:
     return value
 
 
+def quoted(text: str) -> str:
+    """A value for a reason, cut so that a megabyte of partner data does not become a megabyte of reason."""
+    return text if len(text) <= REASON_VALUE_CHARS else text[:REASON_VALUE_CHARS] + "…"
+
+
 def _float_decimal(value: float) -> Decimal:
     if not math.isfinite(value):
         raise ConversionError("not a finite number")
     return Decimal(repr(value))  # the shortest text that reads back as this float: 0.1, not 0.1000000000000000055
+
+
+def _in_range(number: Decimal) -> Decimal:
+    if not number:
+        return Decimal(0)  # "0e999999" is zero; its exponent must not travel on into scaling and rounding
+    if not -NUMBER_MAX_EXPONENT <= number.adjusted() <= NUMBER_MAX_EXPONENT:
+        raise ConversionError("number out of range")
+    return number
 
 
 def to_decimal(value: Any) -> Decimal:
@@ -64,17 +90,21 @@ def to_decimal(value: Any) -> Decimal:
     if isinstance(value, bool):
         raise ConversionError("expected a number, got a boolean")
     if isinstance(value, int):
-        return Decimal(value)
+        if value.bit_length() > _NUMBER_MAX_BITS:
+            raise ConversionError("number out of range")
+        return _in_range(Decimal(value))
     if isinstance(value, float):
-        return _float_decimal(value)
+        return _in_range(_float_decimal(value))
     if not isinstance(value, str):
         raise ConversionError("expected a number")
     text = value.strip()
+    if len(text) > NUMBER_MAX_CHARS:
+        raise ConversionError(f"number too long (more than {NUMBER_MAX_CHARS} characters)")
     if _GROUPED_NUMBER.match(text):
         text = text.replace(",", "")
     if not _NUMBER.match(text):
         raise ConversionError("not a number")
-    number = Decimal(text)
+    number = _in_range(Decimal(text))  # at most 100 characters: cheap, whatever the exponent says
     if number.as_tuple().exponent < 0 and len(number.as_tuple().digits) > 15:
         as_float = float(text)
         shortest = _float_decimal(as_float)
@@ -86,7 +116,13 @@ def to_decimal(value: Any) -> Decimal:
 def _scaled(value: Any, options: dict) -> Decimal:
     number = to_decimal(value)
     if "scale" in options:
-        number *= to_decimal(options["scale"])
+        try:
+            scale = to_decimal(options["scale"])
+        except ConversionError as error:
+            raise ConversionError("the mapping's scale is not usable") from error
+        if not scale:
+            raise ConversionError("the mapping's scale is not usable")
+        number *= scale
     return number
 
 
@@ -124,12 +160,22 @@ def convert_boolean(value: Any, options: dict) -> bool:
     raise ConversionError("not a boolean (true/false, yes/no, y/n, 1/0)")
 
 
-def _epoch(value: int | float | Decimal) -> datetime:
-    seconds = float(value) / 1000 if abs(value) >= _EPOCH_MS_THRESHOLD else float(value)
+def _epoch(value: int | float) -> datetime:
     try:
+        seconds = float(value) / 1000 if abs(value) >= _EPOCH_MS_THRESHOLD else float(value)
         return datetime.fromtimestamp(seconds, tz=UTC)
     except (OverflowError, OSError, ValueError) as error:
         raise ConversionError("epoch timestamp out of range") from error
+
+
+def _strptime(text: str, pattern: str) -> datetime | None:
+    try:
+        return datetime.strptime(text, pattern)
+    except (ValueError, re.error):  # re.error: a pattern strptime cannot compile ("%Y %Y"); documents refuse those
+        return None
+
+
+_NOT_A_DATE = "not a date (ISO 8601, epoch seconds or milliseconds, or one of the formats)"
 
 
 def _parse_moment(value: Any, options: dict) -> date | datetime | None:
@@ -141,13 +187,15 @@ def _parse_moment(value: Any, options: dict) -> date | datetime | None:
         return None if value == 0 else _epoch(value)
     text = str(value).strip()
     if _DIGITS.match(text) and len(text.lstrip("+-")) != 8:  # 8 digits is a basic ISO date, 20260310
+        if len(text) > _EPOCH_MAX_DIGITS:
+            raise ConversionError("epoch timestamp out of range")
         return None if int(text) == 0 else _epoch(int(text))
+    if len(text) > DATE_MAX_CHARS:
+        raise ConversionError(_NOT_A_DATE)
     for pattern in options.get("formats", ()):
-        try:
-            parsed = datetime.strptime(text, pattern)
-        except ValueError:
-            continue
-        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
+        parsed = _strptime(text, pattern)
+        if parsed is not None:
+            return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
     if text.startswith("0000-00-00"):  # the zero date some databases use for "none"
         return None
     try:
@@ -155,7 +203,7 @@ def _parse_moment(value: Any, options: dict) -> date | datetime | None:
             return date.fromisoformat(text)
         parsed = datetime.fromisoformat(text)
     except ValueError as error:
-        raise ConversionError("not a date (ISO 8601, epoch seconds or milliseconds, or one of the formats)") from error
+        raise ConversionError(_NOT_A_DATE) from error
     return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
 
 
@@ -208,7 +256,7 @@ def convert_enum(value: Any, options: dict) -> str:
     text = convert_string(value, options)
     canonical = _enum_table(tuple(options["values"].items())).get(text.lower())
     if canonical is None:
-        raise ConversionError(f"'{text}' is not one of the mapped values")
+        raise ConversionError(f"'{quoted(text)}' is not one of the mapped values")
     return canonical
 
 

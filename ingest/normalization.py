@@ -1,10 +1,12 @@
 """The normalization engine: a partner's field rules applied to a project's source data, in plain functions.
 
 Nothing here fails a push. A value that cannot be read leaves its field null and becomes an issue
-`{"field", "value", "reason"}`; the mapping status says whether everything mapped cleanly.
+`{"field", "value", "reason"}`; the mapping status says whether everything mapped cleanly. That holds for
+failures nobody foresaw too: whatever a rule raises on partner data becomes an issue on its field.
 """
 
 import functools
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -13,9 +15,9 @@ from typing import Any
 
 import jmespath
 import pycountry
-from jmespath.exceptions import JMESPathError
 
 from ingest.converters import ConversionError, convert
+from ingest.issue_values import has_unstorable_characters, issue
 from projects.canonical import (
     CANONICAL_FIELDS,
     CANONICAL_FIELDS_BY_NAME,
@@ -31,6 +33,8 @@ from projects.choices import MappingStatus, ProjectStatus
 _QUANTUM = Decimal(1).scaleb(-DECIMAL_PLACES)
 _STATUSES = frozenset(ProjectStatus.values)
 _STATUS_LIST = ", ".join(ProjectStatus.values)
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,8 @@ def _fit_text(canonical: CanonicalField, value: Any) -> str:
         return code
     if canonical.max_length and len(text) > canonical.max_length:
         raise ConversionError(f"longer than {canonical.max_length} characters")
+    if has_unstorable_characters(text):
+        raise ConversionError("holds a character that cannot be stored (NUL or a lone surrogate)")
     return text
 
 
@@ -137,20 +143,23 @@ def fit_to_field(canonical: CanonicalField, value: Any) -> Any:
 def apply_rule(rule: FieldRule, data: dict) -> tuple[Any, dict | None]:
     """The canonical value of one rule over `data`, and the issue it raised (or None)."""
     canonical = CANONICAL_FIELDS_BY_NAME[rule.field]
-    raw = None
     try:
         raw = compile_source(rule.source).search(data)
+    except Exception as error:  # functions over partner data: type errors, avg() of huge integers overflowing...
+        return None, issue(rule.field, None, f"the source expression failed: {error}")
+    try:
         value = convert(raw, rule.type, rule.options)
         if value is None and rule.default is not None:
             value = convert(rule.default, rule.type, rule.options)
         if value is not None:
             return fit_to_field(canonical, value), None
     except ConversionError as error:
-        return None, {"field": rule.field, "value": raw, "reason": str(error)}
-    except (JMESPathError, TypeError, ValueError) as error:
-        return None, {"field": rule.field, "value": raw, "reason": f"the source expression failed: {error}"}
+        return None, issue(rule.field, raw, str(error))
+    except Exception as error:  # a converter bug must not lose the push: an issue, and a log entry to fix it
+        logger.exception("Converting a value for %s (%s) failed", rule.field, rule.type)
+        return None, issue(rule.field, raw, f"could not be read ({type(error).__name__})")
     if rule.required:
-        return None, {"field": rule.field, "value": raw, "reason": "required, but the source has no value"}
+        return None, issue(rule.field, raw, "required, but the source has no value")
     return None, None
 
 
