@@ -6,8 +6,11 @@
 One validation serves the document import, the admin form and the model's clean().
 """
 
+import json
 import math
+import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import phonenumbers
@@ -29,6 +32,12 @@ TYPE_OPTIONS: dict[str, tuple[str, ...]] = {
     "phone": ("region",),
     "enum": ("values",),
 }
+# A scale turns the source's unit into the canonical one (0.001: watts to kilowatts); these bounds keep every
+# scaled number within the converters' limits, so conversion stays cheap and finite.
+SCALE_MIN, SCALE_MAX = 1e-12, 1e12
+MAX_FORMATS = 20
+FORMAT_MAX_CHARS = 100
+_FORMAT_PROBE = datetime(2024, 3, 1, 17, 5, 9, 250000, tzinfo=UTC)
 # Which mapping types can fill which kind of canonical column.
 TYPES_FOR_KIND = {
     "text": MAPPING_TYPES,
@@ -53,16 +62,56 @@ class MappingDocumentInvalid(ValueError):
         super().__init__("\n".join(str(problem) for problem in problems))
 
 
+def _quoted(value: Any) -> str:
+    """An option's value in a message, as JSON (NaN and Infinity as Python's reader took them), cut when long."""
+    if isinstance(value, str):
+        return json.dumps(value if len(value) <= 40 else value[:40] + "…", ensure_ascii=False)
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:40] + "…"
+
+
+def _scale_is_usable(scale: Any) -> bool:
+    if isinstance(scale, bool) or not isinstance(scale, int | float):
+        return False
+    if isinstance(scale, int):
+        return 1 <= abs(scale) <= SCALE_MAX  # compared as integers: a 400-digit one would overflow a float
+    return math.isfinite(scale) and SCALE_MIN <= abs(scale) <= SCALE_MAX
+
+
+def _format_problem(pattern: Any) -> str | None:
+    """Why strptime cannot use `pattern`: one that does not read back the date it writes is refused."""
+    if not isinstance(pattern, str) or "%" not in pattern:
+        return 'must be a list of strptime patterns, e.g. ["%m/%d/%Y"]'
+    if len(pattern) > FORMAT_MAX_CHARS:
+        return f"{_quoted(pattern)} is longer than {FORMAT_MAX_CHARS} characters"
+    try:
+        datetime.strptime(_FORMAT_PROBE.strftime(pattern), pattern)
+    except (ValueError, re.error):
+        return f"{_quoted(pattern)} is not a strptime pattern that reads back the dates it writes"
+    return None
+
+
+def _formats_problems(path: str, formats: Any) -> list[Problem]:
+    if not isinstance(formats, list):
+        return [Problem(path, 'must be a list of strptime patterns, e.g. ["%m/%d/%Y"]')]
+    if len(formats) > MAX_FORMATS:
+        return [Problem(path, f"must hold at most {MAX_FORMATS} patterns; got {len(formats)}")]
+    messages = dict.fromkeys(filter(None, map(_format_problem, formats)))  # one message per distinct problem
+    return [Problem(path, message) for message in messages]
+
+
 def _option_problems(path: str, mapping_type: str, options: dict, field_name: str) -> list[Problem]:
     problems = []
-    if "scale" in options:
-        scale = options["scale"]
-        if isinstance(scale, bool) or not isinstance(scale, int | float) or not math.isfinite(scale) or scale == 0:
-            problems.append(Problem(f"{path}.scale", "must be a non-zero number, e.g. 0.001 for watts to kilowatts"))
+    if "scale" in options and not _scale_is_usable(options["scale"]):
+        problems.append(
+            Problem(
+                f"{path}.scale",
+                "must be a number from 1e-12 to 1e12 in size, e.g. 0.001 for watts to kilowatts; "
+                f"got {_quoted(options['scale'])}",
+            )
+        )
     if "formats" in options:
-        formats = options["formats"]
-        if not isinstance(formats, list) or not all(isinstance(f, str) and "%" in f for f in formats):
-            problems.append(Problem(f"{path}.formats", 'must be a list of strptime patterns, e.g. ["%m/%d/%Y"]'))
+        problems.extend(_formats_problems(f"{path}.formats", options["formats"]))
     if "region" in options and options["region"] not in phonenumbers.SUPPORTED_REGIONS:
         problems.append(Problem(f"{path}.region", "must be a two-letter region code such as US, DE or AU"))
     if mapping_type == "enum":

@@ -13,6 +13,10 @@ VALID = {
     }
 }
 
+SCALE_PROBLEM = (
+    "fields.systemSizeKw.scale: must be a number from 1e-12 to 1e12 in size, e.g. 0.001 for watts to kilowatts"
+)
+
 
 def problems_of(document) -> list[str]:
     with pytest.raises(MappingDocumentInvalid) as invalid:
@@ -68,7 +72,7 @@ def test_every_problem_is_listed_at_once():
         "fields.status.values.won: 'sold' is not a project status (lead, proposal, contracted, design, permitting, "
         "installation, inspection, pto, completed, on_hold, cancelled)",
         "fields.systemSizeKw.precision: is not an option of type decimal",
-        "fields.systemSizeKw.scale: must be a non-zero number, e.g. 0.001 for watts to kilowatts",
+        f'{SCALE_PROBLEM}; got "1000"',
         "fields.moduleCount.type: 'date' cannot fill moduleCount; use integer, decimal",
         "fields.customerPhone.region: must be a two-letter region code such as US, DE or AU",
         'fields.installDate.formats: must be a list of strptime patterns, e.g. ["%m/%d/%Y"]',
@@ -98,3 +102,53 @@ def test_malformed_documents(document, problem):
 
 def test_an_empty_fields_object_is_valid_and_means_unmapped():
     assert parse_mapping_document({"fields": {}}) == []
+
+
+@pytest.mark.parametrize(
+    ("scale", "quoted"),
+    [
+        (float("nan"), "NaN"),
+        (float("inf"), "Infinity"),
+        (float("-inf"), "-Infinity"),
+        (1e300, "1e+300"),
+        (-1e13, "-10000000000000.0"),
+        (1e-300, "1e-300"),
+        (10**400, "1" + "0" * 39 + "…"),
+        (0, "0"),
+        ("1000", '"1000"'),
+        (True, "true"),
+        (None, "null"),
+    ],
+)
+def test_scales_that_would_make_conversion_unbounded_or_non_finite_are_refused_quoting_them(scale, quoted):
+    document = {"fields": {"systemSizeKw": {"source": "w", "type": "decimal", "scale": scale}}}
+
+    assert problems_of(document) == [f"{SCALE_PROBLEM}; got {quoted}"]
+
+
+@pytest.mark.parametrize("scale", [1e-12, -1e12, 0.001, 1000, 3.6e6])
+def test_scales_within_the_limits_are_accepted(scale):
+    document = {"fields": {"systemSizeKw": {"source": "w", "type": "decimal", "scale": scale}}}
+
+    assert parse_mapping_document(document)[0].options == {"scale": scale}
+
+
+@pytest.mark.parametrize(
+    ("formats", "problem"),
+    [
+        (["%Y %Y"], '"%Y %Y" is not a strptime pattern that reads back the dates it writes'),
+        (["%d.%m.%Y", "%Q"], '"%Q" is not a strptime pattern that reads back the dates it writes'),
+        (["%d" * 51], f'"{"%d" * 20}…" is longer than 100 characters'),
+        (["%d.%m.%Y"] * 21, "must hold at most 20 patterns; got 21"),
+    ],
+)
+def test_formats_strptime_cannot_use_or_too_many_are_refused(formats, problem):
+    document = {"fields": {"installDate": {"source": "d", "type": "date", "formats": formats}}}
+
+    assert problems_of(document) == [f"fields.installDate.formats: {problem}"]
+
+
+def test_a_default_with_a_huge_exponent_is_refused_at_once():
+    document = {"fields": {"moduleCount": {"source": "n", "type": "integer", "default": "1e2000000"}}}
+
+    assert problems_of(document) == ["fields.moduleCount.default: is number out of range"]

@@ -90,7 +90,9 @@ def test_invalid_rows_show_their_problems_next_to_the_fields(admin_client, workb
     assert response.status_code == HTTPStatus.OK
     errors = {form.initial.get("field") or form["field"].value(): form.errors for form in response.context["formset"]}
     assert errors["systemSizeKw"]["source"][0].startswith("is not a valid JMESPath expression")
-    assert errors["systemSizeKw"]["options"] == ["scale: must be a non-zero number, e.g. 0.001 for watts to kilowatts"]
+    assert errors["systemSizeKw"]["options"] == [
+        'scale: must be a number from 1e-12 to 1e12 in size, e.g. 0.001 for watts to kilowatts; got "x"'
+    ]
     assert errors["moduleCount"]["type"] == ["'date' cannot fill moduleCount; use integer, decimal"]
     assert errors["currency"]["default"] == ["is not an ISO 4217 currency code"]
     assert errors["notes"]["options"] == ['Write the options as a JSON object, e.g. {"scale": 0.001}.']
@@ -195,3 +197,24 @@ def test_the_partner_page_links_to_the_workbench(admin_client, partner, workbenc
     page = admin_client.get(reverse("admin:partners_partner_change", args=[partner.pk])).content.decode()
 
     assert f'href="{workbench}" id="open-workbench"' in page
+
+
+def test_non_finite_and_huge_scales_are_refused_quoting_them(admin_client, workbench, partner):
+    """Python's JSON reader takes NaN and turns 1e400 into Infinity: the workbench must not."""
+    document = '{"fields": {"systemSizeKw": {"source": "w", "type": "decimal", "scale": NaN}}}'
+    row = {"source": "w", "type": "decimal", "options": '{"scale": 1e400}'}
+
+    imported = admin_client.post(
+        workbench, {"action": "import", "document": SimpleUploadedFile("m.json", document.encode())}, follow=True
+    )
+    saved = admin_client.post(workbench, {**rows(systemSizeKw=row), "action": "save"})
+
+    assert str(next(iter(imported.context["messages"]))) == (
+        "Nothing was imported: fields.systemSizeKw.scale: must be a number from 1e-12 to 1e12 in size, "
+        "e.g. 0.001 for watts to kilowatts; got NaN"
+    )
+    errors = {form["field"].value(): form.errors for form in saved.context["formset"]}
+    assert errors["systemSizeKw"]["options"] == [
+        "scale: must be a number from 1e-12 to 1e12 in size, e.g. 0.001 for watts to kilowatts; got Infinity"
+    ]
+    assert mapping_document_export(partner=partner) == CURRENT
