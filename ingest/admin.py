@@ -83,7 +83,16 @@ class ReprocessRunAdmin(admin.ModelAdmin):
     list_filter = ("status", "partner")
     list_select_related = ("partner", "requested_by")
     fields = ("partner", "environment")
-    readonly_fields = ("status", "progress", "changed", "requested_by", "requested_at", "finished_at", "error")
+    readonly_fields = (
+        "status",
+        "progress",
+        "changed",
+        "failures",
+        "requested_by",
+        "requested_at",
+        "finished_at",
+        "error",
+    )
 
     def get_fields(self, request: HttpRequest, obj: ReprocessRun | None = None) -> tuple[str, ...]:
         return self.fields if obj is None else self.fields + self.readonly_fields
@@ -98,6 +107,13 @@ class ReprocessRunAdmin(admin.ModelAdmin):
         return format_html(
             '<progress value="{}" max="{}"></progress> {} of {}', run.done, run.total or 1, run.done, run.total
         )
+
+    @admin.display(description="Failed")
+    def failures(self, run: ReprocessRun) -> str:
+        if not run.failed:
+            return "0"
+        more = ", …" if run.failed > len(run.failed_examples) else ""
+        return f"{run.failed} ({', '.join(run.failed_examples)}{more})"
 
     def save_model(self, request: HttpRequest, obj: ReprocessRun, form: forms.ModelForm, change: bool) -> None:
         run = reprocess_run_request(partner=obj.partner, environment=obj.environment, requested_by=request.user)

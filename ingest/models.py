@@ -122,6 +122,10 @@ class ReprocessRun(models.Model):
     total = models.PositiveIntegerField(default=0, editable=False)
     done = models.PositiveIntegerField(default=0, editable=False)
     changed = models.PositiveIntegerField(default=0, editable=False)
+    failed = models.PositiveIntegerField(
+        default=0, editable=False, help_text="Projects whose normalization failed; each got an issue saying why."
+    )
+    failed_examples = models.JSONField(default=list, editable=False, help_text="The first few failed external ids.")
     error = models.TextField(blank=True, editable=False)
 
     class Meta:

@@ -1,5 +1,6 @@
+import logging
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -9,6 +10,7 @@ from django.utils import timezone
 
 from audit.models import AuditAction
 from audit.services import audit_record
+from ingest.issue_values import issue
 from ingest.merge_patch import merge_patch
 from ingest.models import RawPush, ReprocessRun
 from ingest.normalization import FieldRule, NormalizationResult, normalize
@@ -18,10 +20,14 @@ from partners.choices import Environment
 from partners.models import ClientId, Partner, User
 from projects.canonical import CANONICAL_ATTNAMES
 from projects.change_clock import change_stamps_take
+from projects.choices import MappingStatus
 from projects.models import Project
 from projects.totals import projects_changed
 
 NORMALIZED_ATTNAMES = (*CANONICAL_ATTNAMES, "mapping_status", "issues")
+REPROCESS_FAILED_EXAMPLES = 20
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -187,6 +193,20 @@ def push_receive(
 class ReprocessSummary:
     total: int
     changed: int
+    failed: int = 0  # projects whose normalization raised: recorded as an issue on each, the run went on
+    failed_examples: list[str] = field(default_factory=list)  # the first few of their external ids
+
+
+def _normalized_or_failure(project: Project, rules: list[FieldRule]) -> tuple[NormalizationResult, bool]:
+    """The project's normalization, or, if it fails in a way nobody foresaw, a result that records the failure as
+    an issue on the project (fields null, as for any value that failed), so one project cannot stop a run."""
+    try:
+        return normalize(project.source_data, rules), False
+    except Exception as error:
+        logger.exception("Normalizing project %s failed", project.pk)
+        failure = issue(None, None, f"normalization failed: {type(error).__name__}: {error}")
+        values = dict.fromkeys(CANONICAL_ATTNAMES)
+        return NormalizationResult(values=values, issues=[failure], mapping_status=MappingStatus.PARTIAL), True
 
 
 def projects_reprocess(
@@ -211,6 +231,7 @@ def projects_reprocess(
         projects = projects.filter(environment=environment)
     total = projects.count()
     done = changed = 0
+    failed = []
     last = None
     while True:
         with transaction.atomic():
@@ -225,7 +246,9 @@ def projects_reprocess(
                 break
             updated: dict[str, list[Project]] = {}
             for project in batch:
-                result = normalize(project.source_data, rules[project.environment])
+                result, failure = _normalized_or_failure(project, rules[project.environment])
+                if failure:
+                    failed.append(project.external_id)
                 if project_apply_normalization(project=project, result=result):
                     updated.setdefault(project.environment, []).append(project)
             for environment_updated, projects_updated in sorted(updated.items()):
@@ -241,7 +264,9 @@ def projects_reprocess(
         changed += sum(map(len, updated.values()))
         if on_progress:
             on_progress(done, total)
-    return ReprocessSummary(total=done, changed=changed)
+    return ReprocessSummary(
+        total=done, changed=changed, failed=len(failed), failed_examples=failed[:REPROCESS_FAILED_EXAMPLES]
+    )
 
 
 @transaction.atomic
@@ -286,5 +311,7 @@ def reprocess_run_execute(*, run_id: int) -> ReprocessRun:
         total=summary.total,
         done=summary.total,
         changed=summary.changed,
+        failed=summary.failed,
+        failed_examples=summary.failed_examples,
     )
     return ReprocessRun.objects.get(pk=run_id)

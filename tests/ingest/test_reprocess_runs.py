@@ -1,11 +1,15 @@
+from decimal import Decimal
 from http import HTTPStatus
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 
 from ingest.mapping_services import mapping_document_import
 from ingest.models import ReprocessRun
-from ingest.services import reprocess_run_execute, reprocess_run_request
+from ingest.normalization import normalize
+from ingest.services import projects_reprocess, reprocess_run_execute, reprocess_run_request
 from projects.models import Project
 
 pytestmark = pytest.mark.django_db
@@ -80,3 +84,69 @@ def test_non_staff_cannot_start_runs(client, user, partner):
     assert response.status_code == HTTPStatus.FOUND
     assert response["Location"].startswith("/admin/login/")
     assert not ReprocessRun.objects.exists()
+
+
+@pytest.fixture
+def six_projects_one_hostile(partner, make_project):
+    """Five good projects and one whose stored data makes a JMESPath function overflow."""
+    for number in range(5):
+        make_project(partner, external_id=f"P{number}", source_data={"title": f"Roof {number}", "kwh": [9, 10]})
+    make_project(partner, external_id="HOSTILE", source_data={"title": "Bad", "kwh": [10**400, 1]})
+    document = {"fields": {**MAPPINGS["fields"], "batteryCapacityKwh": {"source": "avg(kwh)", "type": "decimal"}}}
+    mapping_document_import(partner=partner, document=document)
+
+
+def test_a_stored_hostile_value_is_an_issue_and_every_project_is_reprocessed(partner, six_projects_one_hostile):
+    summary = projects_reprocess(partner=partner)
+
+    assert (summary.total, summary.changed, summary.failed) == (6, 6, 0)
+    projects = {project.external_id: project for project in Project.objects.all()}
+    assert [(projects[f"P{n}"].name, projects[f"P{n}"].battery_capacity_kwh) for n in range(5)] == [
+        (f"Roof {n}", Decimal("9.5")) for n in range(5)
+    ]
+    hostile = projects["HOSTILE"]
+    assert (hostile.name, hostile.battery_capacity_kwh, hostile.mapping_status) == ("Bad", None, "partial")
+    assert hostile.issues == [
+        {
+            "field": "batteryCapacityKwh",
+            "value": None,
+            "reason": "the source expression failed: integer division result too large for a float",
+        }
+    ]
+
+
+def test_a_project_whose_normalization_fails_unexpectedly_is_recorded_and_the_run_goes_on(
+    admin_client, partner, stored_projects, monkeypatch
+):
+    def normalize_failing_on_roof_1(data, rules):
+        if data["title"] == "Roof 1":
+            raise RuntimeError("an unforeseen bug")
+        return normalize(data, rules)
+
+    monkeypatch.setattr("ingest.services.normalize", normalize_failing_on_roof_1)
+    run = reprocess_run_request(partner=partner, requested_by=None)
+
+    reprocess_run_execute(run_id=run.pk)
+
+    run.refresh_from_db()
+    assert (run.status, run.total, run.changed, run.failed, run.failed_examples) == ("succeeded", 3, 3, 1, ["P1"])
+    projects = {project.external_id: project for project in Project.objects.all()}
+    assert [projects[f"P{n}"].name for n in (0, 2)] == ["Roof 0", "Roof 2"]
+    failed = projects["P1"]
+    assert (failed.name, failed.mapping_status) == (None, "partial")
+    assert failed.issues == [
+        {"field": None, "value": None, "reason": "normalization failed: RuntimeError: an unforeseen bug"}
+    ]
+    page = admin_client.get(reverse("admin:ingest_reprocessrun_change", args=[run.pk])).content.decode()
+    assert '<div class="readonly">1 (P1)</div>' in page
+
+
+def test_the_reprocess_command_reports_failed_projects(partner, stored_projects, monkeypatch):
+    monkeypatch.setattr("ingest.services.normalize", lambda data, rules: 1 / 0)
+    out = StringIO()
+
+    call_command("reprocess", "sunrise", stdout=out, stderr=StringIO())
+
+    report, failed = out.getvalue().split(": ")
+    assert report == "Reprocessed 3 project(s) of 'sunrise'; 3 changed; 3 failed, their issues say why"
+    assert sorted(failed.removesuffix(".\n").split(", ")) == ["P0", "P1", "P2"]  # in id order: UUIDs

@@ -26,4 +26,8 @@ class Command(BaseCommand):
                 bar.update(done - bar.n)
 
             summary = projects_reprocess(partner=partner, environment=env, batch_size=batch_size, on_progress=progress)
-        self.stdout.write(f"Reprocessed {summary.total} project(s) of '{partner.slug}'; {summary.changed} changed.")
+        report = f"Reprocessed {summary.total} project(s) of '{partner.slug}'; {summary.changed} changed"
+        if summary.failed:
+            more = ", …" if summary.failed > len(summary.failed_examples) else ""
+            report += f"; {summary.failed} failed, their issues say why: {', '.join(summary.failed_examples)}{more}"
+        self.stdout.write(f"{report}.")
