@@ -10,6 +10,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
+from ingest import discovery
 from ingest.forms import MappingDocumentUploadForm, MappingRowFormSet, workbench_document, workbench_initial
 from ingest.mapping_documents import MappingDocumentInvalid, document_ordered, parse_mapping_document
 from ingest.mapping_selectors import mapping_publications, mapping_version_get
@@ -110,6 +111,11 @@ def mapping_workbench(request: HttpRequest, partner_id: int, model_admin: admin.
         "preview_pushes": PREVIEW_PUSHES,
         "discovery": source_key_discovery(partner=partner, sample=DISCOVERY_SAMPLE),
         "discovery_sample": DISCOVERY_SAMPLE,
+        "discovery_limits": {
+            "keys": f"{discovery.MAX_KEYS:,}",
+            "values": f"{discovery.MAX_VALUES:,}",
+            "values_per_push": f"{discovery.MAX_VALUES_PER_PUSH:,}",
+        },
         "upload_form": MappingDocumentUploadForm(),
         "reprocess_url": reverse("admin:ingest_reprocessrun_add") + f"?partner={partner.pk}",
         "active_runs": ReprocessRun.objects.filter(partner=partner, status__in=["queued", "running"]).count(),

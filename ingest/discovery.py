@@ -1,12 +1,16 @@
 """Source key discovery: which key paths a partner's pushes contain, as JMESPath an operator can paste.
 
 Plain functions over parsed JSON; the admin workbench feeds them the partner's recent pushes.
+Bounded whatever the pushes hold: at most MAX_VALUES_PER_PUSH values of each push are read, MAX_VALUES in all
+(no further push is even fetched), and the first MAX_KEYS distinct key paths are kept.
 """
 
-import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
+from json import dumps
+from json.encoder import encode_basestring
 from typing import Any
 
 from jmespath.exceptions import LexerError
@@ -15,13 +19,18 @@ from jmespath.lexer import Lexer
 _PLAIN_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 EXAMPLES_PER_KEY = 3
 EXAMPLE_LENGTH = 60
+# A page of key paths an operator can read, and a reading that stays well under a second: at most 20 pushes'
+# worth of MAX_VALUES_PER_PUSH (a megabyte push holds ~90,000), or a few hundred ordinary pushes.
+MAX_KEYS = 1_000
+MAX_VALUES_PER_PUSH = 5_000
+MAX_VALUES = 100_000
 
 
 def jmespath_identifier(key: str) -> str:
     """A key as a JMESPath identifier: bare when it can be, quoted otherwise (hash keys, spaces, dashes...)."""
     if _PLAIN_IDENTIFIER.match(key):
         return key
-    return json.dumps(key, ensure_ascii=False)
+    return encode_basestring(key)  # json.dumps(key, ensure_ascii=False) without its per-call set-up
 
 
 def key_paths(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -46,29 +55,51 @@ class DiscoveredKey:
 
 
 def _example(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value)
+    text = value if isinstance(value, str) else dumps(value)
     return text if len(text) <= EXAMPLE_LENGTH else text[: EXAMPLE_LENGTH - 1] + "…"
 
 
-def discover_keys(documents: Iterable[dict], mapping_sources: dict[str, str]) -> list[DiscoveredKey]:
+@dataclass
+class Discovery:
+    keys: list[DiscoveredKey]
+    documents: int  # how many documents were read
+    capped: bool  # whether a limit stopped the reading: counts are then lower bounds
+
+
+def discover_keys(documents: Iterable[dict], mapping_sources: dict[str, str]) -> Discovery:
     """Key paths over the documents, most frequent first: in how many documents each occurs, a few example values,
     and which canonical fields' sources mention it (`mapping_sources`: field → JMESPath source)."""
     found: dict[str, DiscoveredKey] = {}
-    for document in documents:
+    read = values = 0
+    capped = False
+    documents = iter(documents)
+    while values < MAX_VALUES and (document := next(documents, None)) is not None:
+        read += 1
         seen = set()
-        for path, value in key_paths(document):
-            entry = found.setdefault(path, DiscoveredKey(path=path))
+        paths = key_paths(document)
+        for path, value in islice(paths, MAX_VALUES_PER_PUSH):
+            values += 1
+            entry = found.get(path)
+            if entry is None:
+                if len(found) >= MAX_KEYS:
+                    capped = True
+                    continue
+                entry = found[path] = DiscoveredKey(path=path)
             if path not in seen:
                 entry.count += 1
                 seen.add(path)
-            example = _example(value)
-            if len(entry.examples) < EXAMPLES_PER_KEY and example not in entry.examples:
-                entry.examples.append(example)
+            if len(entry.examples) < EXAMPLES_PER_KEY:
+                example = _example(value)
+                if example not in entry.examples:
+                    entry.examples.append(example)
+        capped = capped or next(paths, None) is not None
+    capped = capped or values >= MAX_VALUES  # the budget is spent: pushes beyond it are not even fetched
     source_identifiers = {name: _identifiers(source) for name, source in mapping_sources.items()}
     for entry in found.values():
         path = _identifiers(entry.path)
         entry.used_by = sorted(name for name, identifiers in source_identifiers.items() if _in_order(path, identifiers))
-    return sorted(found.values(), key=lambda entry: (-entry.count, entry.path))
+    keys = sorted(found.values(), key=lambda entry: (-entry.count, entry.path))
+    return Discovery(keys=keys, documents=read, capped=capped)
 
 
 def _identifiers(expression: str) -> list[str]:

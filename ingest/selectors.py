@@ -2,7 +2,7 @@ from collections import Counter
 
 from django.db.models import Count, Max
 
-from ingest.discovery import DiscoveredKey, discover_keys
+from ingest.discovery import Discovery, discover_keys
 from ingest.mapping_documents import mapping_document
 from ingest.mapping_rules_cache import version_rules
 from ingest.models import MappingPublication, RawPush
@@ -79,11 +79,17 @@ def pushes_recent(*, partner: Partner, limit: int) -> list[RawPush]:
     )
 
 
-def source_key_discovery(*, partner: Partner, sample: int = 1000) -> list[DiscoveredKey]:
-    """Key paths of the partner's latest `sample` pushes, with counts, examples and the mappings that use them."""
+def source_key_discovery(*, partner: Partner, sample: int = 1000) -> Discovery:
+    """Key paths of the partner's latest `sample` pushes, with counts, examples and the mappings that use them.
+
+    Pushes are fetched a few at a time, and only as far as discovery reads them (a push can be a megabyte).
+    """
     rules = mapping_rules_for_partner(partner_id=partner.pk, environment=Environment.SANDBOX)
     sources = {rule.field: rule.source for rule in rules}
-    return discover_keys((push.data for push in pushes_recent(partner=partner, limit=sample)), sources)
+    pushes = (
+        RawPush.objects.filter(partner=partner).order_by("-received_at", "-id").values_list("data", flat=True)[:sample]
+    )
+    return discover_keys(pushes.iterator(chunk_size=20), sources)
 
 
 def mapping_preview(*, partner: Partner, rules: list[FieldRule], limit: int = 20) -> list[dict]:

@@ -1,7 +1,7 @@
 import jmespath
 import pytest
 
-from ingest.discovery import discover_keys, jmespath_identifier, key_paths
+from ingest.discovery import MAX_KEYS, MAX_VALUES, MAX_VALUES_PER_PUSH, discover_keys, jmespath_identifier, key_paths
 
 HASH_KEY = "8f4e2b7c1d9a3e5f6b0c2d4e6f8a1b3c5d7e9f0a"
 
@@ -50,10 +50,36 @@ def test_discovery_counts_pushes_keeps_examples_and_marks_mapped_keys():
         {"properties": {"dealname": "A"}},
     ]
 
-    keys = discover_keys(documents, {"name": "properties.dealname", "customerEmail": "emails[?primary].v | [0]"})
+    discovery = discover_keys(documents, {"name": "properties.dealname", "customerEmail": "emails[?primary].v | [0]"})
 
-    assert [(k.path, k.count, k.examples, k.used_by) for k in keys] == [
+    assert (discovery.documents, discovery.capped) == (3, False)
+    assert [(k.path, k.count, k.examples, k.used_by) for k in discovery.keys] == [
         ("properties.dealname", 3, ["A", "B"], ["name"]),
         ("emails[*].v", 1, ["x", "y"], ["customerEmail"]),
         ("properties.amount", 1, ["1"], []),
     ]
+
+
+def test_discovery_stops_at_the_key_cap_and_says_so():
+    documents = [{f"{push}-{index}": index for index in range(90_000)} for push in range(9)]
+
+    discovery = discover_keys(documents, {"name": '"0-1"'})
+
+    assert (len(discovery.keys), discovery.documents, discovery.capped) == (MAX_KEYS, 9, True)
+    assert discovery.keys[1].path == '"0-1"'
+    assert discovery.keys[1].used_by == ["name"]
+
+
+def test_discovery_reads_a_bounded_number_of_values_per_push_and_in_all():
+    visited = []
+
+    def document(number: int) -> dict:
+        visited.append(number)
+        return {"shared": {f"k{index}": index for index in range(MAX_VALUES_PER_PUSH * 2)}}
+
+    discovery = discover_keys((document(number) for number in range(10_000)), {})
+
+    assert len(visited) == MAX_VALUES // MAX_VALUES_PER_PUSH
+    assert discovery.documents == len(visited)
+    assert discovery.capped
+    assert [key.count for key in discovery.keys[:2]] == [len(visited), len(visited)]

@@ -6,8 +6,9 @@ from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from ingest.discovery import MAX_KEYS, MAX_VALUES, MAX_VALUES_PER_PUSH
 from ingest.mapping_services import mapping_document_import
-from ingest.models import MappingVersion
+from ingest.models import MappingVersion, RawPush
 from ingest.selectors import mapping_document_export
 from partners.services import partner_clear_for_production
 from projects.canonical import CANONICAL_FIELDS
@@ -57,7 +58,7 @@ def test_the_workbench_shows_one_row_per_field_filled_from_the_mappings(admin_cl
         "default": "",
         "required": False,
     }
-    discovered = {key.path: key for key in response.context["discovery"]}
+    discovered = {key.path: key for key in response.context["discovery"].keys}
     assert (discovered["title"].count, discovered["title"].used_by) == (2, ["name"])
     assert (discovered['"Deal Stage"'].examples, discovered['"Deal Stage"'].used_by) == (["won"], [])
     assert response.context["preview"] is None
@@ -218,3 +219,35 @@ def test_non_finite_and_huge_scales_are_refused_quoting_them(admin_client, workb
         "scale: must be a number from 1e-12 to 1e12 in size, e.g. 0.001 for watts to kilowatts; got Infinity"
     ]
     assert mapping_document_export(partner=partner) == CURRENT
+
+
+def test_source_keys_stay_bounded_whatever_the_pushes_hold(admin_client, partner, make_project, workbench):
+    """9 pushes of 90,000 distinct keys each (a megabyte each) once took the workbench past every timeout."""
+    project = make_project(partner, external_id="WIDE")
+    pushes = []
+    for push in range(9):
+        data = {f"{push}{index:05x}": 0 for index in range(90_000)}
+        body = json.dumps({"id": "WIDE", "data": data}, separators=(",", ":"))
+        pushes.append(
+            RawPush(
+                partner=partner,
+                environment=SANDBOX,
+                external_id="WIDE",
+                project=project,
+                body=body,
+                data=data,
+                created_project=not pushes,
+                changed_project=True,
+            )
+        )
+    RawPush.objects.bulk_create(pushes)
+
+    response = admin_client.get(workbench)
+
+    assert response.status_code == HTTPStatus.OK
+    discovery = response.context["discovery"]
+    assert (len(discovery.keys), discovery.capped) == (MAX_KEYS, True)
+    assert (
+        f"These pushes hold more than this page reads: at most {MAX_VALUES_PER_PUSH:,} values of each push, "
+        f"{MAX_VALUES:,} in all, and the first {MAX_KEYS:,} key paths are shown."
+    ) in response.content.decode()
