@@ -16,7 +16,7 @@ from ingest.mapping_documents import MappingDocumentInvalid, document_ordered, p
 from ingest.mapping_selectors import mapping_publications, mapping_version_get
 from ingest.mapping_services import mapping_document_import
 from ingest.models import MappingVersion, ReprocessRun
-from ingest.selectors import mapping_preview, mapping_rules_for_partner, source_key_discovery
+from ingest.selectors import DISCOVERY_MAX_BYTES, mapping_preview, mapping_rules_for_partner, source_key_discovery
 from partners.choices import Environment
 from partners.models import Partner
 
@@ -115,6 +115,7 @@ def mapping_workbench(request: HttpRequest, partner_id: int, model_admin: admin.
             "keys": f"{discovery.MAX_KEYS:,}",
             "values": f"{discovery.MAX_VALUES:,}",
             "values_per_push": f"{discovery.MAX_VALUES_PER_PUSH:,}",
+            "mebibytes": DISCOVERY_MAX_BYTES // 1024 // 1024,
         },
         "upload_form": MappingDocumentUploadForm(),
         "reprocess_url": reverse("admin:ingest_reprocessrun_add") + f"?partner={partner.pk}",

@@ -1,6 +1,6 @@
 from collections import Counter
 
-from django.db.models import Count, Max
+from django.db.models import Count, Func, IntegerField, Max
 
 from ingest.discovery import Discovery, discover_keys
 from ingest.mapping_documents import mapping_document
@@ -12,6 +12,8 @@ from partners.choices import Environment
 from partners.models import Partner
 from projects.canonical import CANONICAL_FIELDS_BY_NAME, format_canonical
 from projects.choices import MappingStatus
+
+DISCOVERY_MAX_BYTES = 8 * 1024 * 1024  # of push bodies read for key discovery: ~0.1 s of JSON decoding
 
 
 def mapping_rules_for_partner(*, partner_id: int, environment: str) -> list[FieldRule]:
@@ -79,17 +81,35 @@ def pushes_recent(*, partner: Partner, limit: int) -> list[RawPush]:
     )
 
 
+class _OctetLength(Func):
+    """A text column's size in bytes; PostgreSQL reads it from a TOASTed value's header without decompressing it."""
+
+    function = "OCTET_LENGTH"
+    output_field = IntegerField()
+
+    def as_sqlite(self, compiler, connection, **extra):
+        return self.as_sql(compiler, connection, template="LENGTH(CAST(%(expressions)s AS BLOB))", **extra)
+
+
 def source_key_discovery(*, partner: Partner, sample: int = 1000) -> Discovery:
     """Key paths of the partner's latest `sample` pushes, with counts, examples and the mappings that use them.
 
-    Pushes are fetched a few at a time, and only as far as discovery reads them (a push can be a megabyte).
+    A push can be a megabyte: only the latest pushes within DISCOVERY_MAX_BYTES are read (their sizes are read
+    first), a few at a time, and only as far as discovery's own limits go.
     """
     rules = mapping_rules_for_partner(partner_id=partner.pk, environment=Environment.SANDBOX)
     sources = {rule.field: rule.source for rule in rules}
-    pushes = (
-        RawPush.objects.filter(partner=partner).order_by("-received_at", "-id").values_list("data", flat=True)[:sample]
-    )
-    return discover_keys(pushes.iterator(chunk_size=20), sources)
+    latest = RawPush.objects.filter(partner=partner).order_by("-received_at", "-id")
+    sizes = list(latest.values_list(_OctetLength("body"), flat=True)[:sample])
+    within, total = 0, 0
+    for size in sizes:
+        total += size
+        if total > DISCOVERY_MAX_BYTES and within:
+            break
+        within += 1
+    discovery = discover_keys(latest.values_list("data", flat=True)[:within].iterator(chunk_size=20), sources)
+    discovery.capped = discovery.capped or within < len(sizes)
+    return discovery
 
 
 def mapping_preview(*, partner: Partner, rules: list[FieldRule], limit: int = 20) -> list[dict]:

@@ -221,33 +221,45 @@ def test_non_finite_and_huge_scales_are_refused_quoting_them(admin_client, workb
     assert mapping_document_export(partner=partner) == CURRENT
 
 
+def store_raw_pushes(partner, project, documents: list[dict]) -> None:
+    RawPush.objects.bulk_create(
+        RawPush(
+            partner=partner,
+            environment=SANDBOX,
+            external_id=project.external_id,
+            project=project,
+            body=json.dumps({"id": project.external_id, "data": data}, separators=(",", ":")),
+            data=data,
+            created_project=not number,
+            changed_project=True,
+        )
+        for number, data in enumerate(documents)
+    )
+
+
 def test_source_keys_stay_bounded_whatever_the_pushes_hold(admin_client, partner, make_project, workbench):
     """9 pushes of 90,000 distinct keys each (a megabyte each) once took the workbench past every timeout."""
-    project = make_project(partner, external_id="WIDE")
-    pushes = []
-    for push in range(9):
-        data = {f"{push}{index:05x}": 0 for index in range(90_000)}
-        body = json.dumps({"id": "WIDE", "data": data}, separators=(",", ":"))
-        pushes.append(
-            RawPush(
-                partner=partner,
-                environment=SANDBOX,
-                external_id="WIDE",
-                project=project,
-                body=body,
-                data=data,
-                created_project=not pushes,
-                changed_project=True,
-            )
-        )
-    RawPush.objects.bulk_create(pushes)
+    documents = [{f"{push}{index:05x}": 0 for index in range(90_000)} for push in range(9)]
+    store_raw_pushes(partner, make_project(partner, external_id="WIDE"), documents)
 
     response = admin_client.get(workbench)
 
     assert response.status_code == HTTPStatus.OK
     discovery = response.context["discovery"]
-    assert (len(discovery.keys), discovery.capped) == (MAX_KEYS, True)
+    assert (len(discovery.keys), discovery.documents, discovery.capped) == (MAX_KEYS, 8, True)
     assert (
         f"These pushes hold more than this page reads: at most {MAX_VALUES_PER_PUSH:,} values of each push, "
-        f"{MAX_VALUES:,} in all, and the first {MAX_KEYS:,} key paths are shown."
+        f"{MAX_VALUES:,} values and 8 MiB in all, and the first {MAX_KEYS:,} key paths are shown."
     ) in response.content.decode()
+
+
+def test_source_keys_read_a_bounded_number_of_bytes(admin_client, partner, make_project, workbench):
+    documents = [{"notes": str(number) * 3 * 1024 * 1024} for number in range(3)]
+    store_raw_pushes(partner, make_project(partner, external_id="LONG"), documents)
+
+    response = admin_client.get(workbench)
+
+    discovery = response.context["discovery"]
+    assert (discovery.documents, discovery.capped) == (2, True)
+    assert [(key.path, key.count) for key in discovery.keys] == [("notes", 2)]
+    assert 'id="discovery-capped"' in response.content.decode()
