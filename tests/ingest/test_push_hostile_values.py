@@ -5,8 +5,8 @@ from http import HTTPStatus
 
 import pytest
 
-from ingest.models import FieldMapping, RawPush
-from ingest.services import mapping_document_import
+from ingest.mapping_services import mapping_document_import, mapping_version_publish
+from ingest.models import MappingVersion, RawPush
 from projects.models import Project
 from tests.conftest import SANDBOX, url
 
@@ -56,10 +56,11 @@ def test_values_the_mappings_cannot_read_are_stored_issues(sandbox_client, partn
 
 
 def test_a_stored_format_strptime_cannot_compile_does_not_lose_the_push(sandbox_client, partner):
-    """Mappings saved before formats were checked at import: `%Y %Y` made strptime raise re.error."""
-    FieldMapping.objects.create(
-        partner=partner, field="installDate", source="installed", type="date", options={"formats": ["%Y %Y"]}
-    )
+    """A version stored before formats were checked at import (stored versions are not validated again):
+    `%Y %Y` made strptime raise re.error."""
+    document = {"fields": {"installDate": {"source": "installed", "type": "date", "formats": ["%Y %Y"]}}}
+    version = MappingVersion.objects.create(partner=partner, number=1, document=document)
+    mapping_version_publish(version=version, environment=SANDBOX, published_by=None)
 
     response = sandbox_client.post(
         url(SANDBOX, "push"), {"id": "H-2", "data": {"installed": "2024 2024"}}, format="json"
