@@ -45,6 +45,7 @@ _NUMBER_MAX_BITS = 4 * (NUMBER_MAX_EXPONENT + 1)  # any int beyond this many bit
 DATE_MAX_CHARS = 64  # ISO 8601 with fraction and offset needs 32; formats with month names a few more
 _EPOCH_MAX_DIGITS = 20  # milliseconds to the year 9999 need 15
 REASON_VALUE_CHARS = 60  # a value quoted in a reason is cut here
+PHONE_MAX_CHARS = 250
 
 
 def _single(value: Any) -> Any:
@@ -232,7 +233,10 @@ def convert_email(value: Any, options: dict) -> str:
 
 
 def convert_phone(value: Any, options: dict) -> str:
-    return _phone_e164(convert_string(value, options), options.get("region", "US"))
+    text, region = convert_string(value, options), options.get("region", "US")
+    if len(text) > PHONE_MAX_CHARS:  # phonenumbers' own limit, checked only after passes over the whole text
+        raise ConversionError(f"not a phone number ({region})")
+    return _phone_e164(text, region)
 
 
 @functools.lru_cache(maxsize=8192)

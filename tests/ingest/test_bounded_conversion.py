@@ -113,7 +113,7 @@ def test_a_stored_format_that_strptime_cannot_compile_matches_nothing():
 
 @pytest.mark.parametrize("value", ["5" * 200_000, "+1 (503) " * 20_000])
 def test_long_phone_texts_are_issues_found_out_at_once(value):
-    """phonenumbers refuses more than 250 characters before parsing; this guards that it stays so."""
+    """Refused before phonenumbers reads them: it checks its own 250-character limit only after passes over all."""
     assert conversion_error(value, "phone") == "not a phone number (US)"
 
 

@@ -7,13 +7,7 @@ import pytest
 
 from ingest.issue_values import ISSUE_REASON_MAX_CHARS, ISSUE_VALUE_MAX_CHARS
 from ingest.normalization import FieldRule, normalize
-
-
-def storable(issues: list[dict]) -> bool:
-    """What jsonb takes: strict JSON, valid UTF-8, no \\u0000."""
-    text = json.dumps(issues, allow_nan=False, ensure_ascii=False)
-    text.encode("utf-8")
-    return "\\u0000" not in text and "\x00" not in text
+from tests.ingest.jsonb import jsonb_storable
 
 
 @pytest.mark.parametrize(
@@ -33,7 +27,7 @@ def test_overflows_and_non_finite_numbers_are_issues_with_storable_values(source
 
     assert result.values["contract_amount"] is None
     assert result.issues == [{"field": "contractAmount", "value": issue_value, "reason": reason}]
-    assert storable(result.issues)
+    assert jsonb_storable(result.issues)
 
 
 @pytest.mark.parametrize(
@@ -100,7 +94,7 @@ def test_characters_and_numbers_jsonb_refuses_are_replaced_in_issue_values(value
     [issue] = normalize({"v": value}, [FieldRule("moduleCount", "v", "integer")]).issues
 
     assert issue["value"] == issue_value
-    assert storable([issue])
+    assert jsonb_storable([issue])
 
 
 @pytest.mark.parametrize("text", ["Roof \ud800", "Roof \x00"])
@@ -109,4 +103,4 @@ def test_text_a_column_cannot_store_is_an_issue(text):
 
     assert result.values["name"] is None
     assert result.issues[0]["reason"] == "holds a character that cannot be stored (NUL or a lone surrogate)"
-    assert storable(result.issues)
+    assert jsonb_storable(result.issues)
