@@ -1,3 +1,5 @@
+from functools import partial
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
@@ -8,13 +10,16 @@ from django.contrib.auth.models import Group
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
+from django.urls import path
 from django.utils.html import format_html
 from django_tasks_db.models import DBTaskResult
 
 from audit.selectors import audit_events_recent
+from ingest.onboarding import environment_health, production_readiness
 from ingest.selectors import partner_onboarding, partner_push_stats
 from integration_service.admin import adopt_saved
 from partners.admin_login import ThrottledAdminAuthenticationForm
+from partners.admin_views import partner_clear
 from partners.choices import Environment
 from partners.models import ClientId, Partner, ProductionClearanceEvent, User
 from partners.services import (
@@ -41,7 +46,7 @@ class ProductionClearanceEventInline(admin.TabularInline):
     model = ProductionClearanceEvent
     extra = 0
     can_delete = False
-    fields = readonly_fields = ("action", "performed_by", "performed_at", "note")
+    fields = readonly_fields = ("action", "performed_by", "performed_at", "note", "readiness")
 
     def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
@@ -87,10 +92,21 @@ class PartnerAdmin(admin.ModelAdmin):
     def last_push(self, partner: Partner):
         return partner.push_stats["last"]
 
+    def get_urls(self) -> list:
+        clear = self.admin_site.admin_view(partial(partner_clear, model_admin=self))
+        return [path("<path:object_id>/clear/", clear, name="partners_partner_clear"), *super().get_urls()]
+
     def change_view(self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict | None = None):
         partner = self.get_object(request, object_id)
+        health = (
+            [environment_health(partner=partner, environment=environment) for environment in Environment]
+            if partner
+            else []
+        )
         extra_context = {
             **(extra_context or {}),
+            "health": health,
+            "readiness": production_readiness(partner=partner, sandbox=health[0]) if partner else [],
             "onboarding": partner_onboarding(partner=partner) if partner else None,
             "audit_events": audit_events_recent(partner=partner, limit=10) if partner else [],
         }

@@ -45,6 +45,9 @@ class ProductionClearanceEvent(models.Model):
     )
     performed_at = models.DateTimeField(default=timezone.now)
     note = models.CharField(max_length=200, blank=True)
+    readiness = models.JSONField(
+        default=list, blank=True, help_text="The warnings the operator confirmed when clearing (none: all was ready)."
+    )
 
     class Meta:
         ordering = ["-performed_at"]

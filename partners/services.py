@@ -69,7 +69,10 @@ def _with_note(summary: str, note: str) -> str:
 
 
 @transaction.atomic
-def partner_clear_for_production(*, partner: Partner, performed_by: User | None, note: str = "") -> Partner:
+def partner_clear_for_production(
+    *, partner: Partner, performed_by: User | None, note: str = "", readiness: list[str] | None = None
+) -> Partner:
+    """Production ClientIDs start working. `readiness`: the warnings the operator saw and confirmed, kept."""
     partner = Partner.objects.select_for_update().get(pk=partner.pk)
     if partner.is_cleared_for_production:
         return partner
@@ -77,7 +80,7 @@ def partner_clear_for_production(*, partner: Partner, performed_by: User | None,
     partner.production_cleared_by = performed_by
     partner.save(update_fields=["production_cleared_at", "production_cleared_by"])
     ProductionClearanceEvent.objects.create(
-        partner=partner, action=ClearanceAction.CLEARED, performed_by=performed_by, note=note
+        partner=partner, action=ClearanceAction.CLEARED, performed_by=performed_by, note=note, readiness=readiness or []
     )
     audit_record(
         partner=partner, action=AuditAction.PRODUCTION_CLEARED, actor=performed_by, summary=_with_note("Cleared", note)

@@ -154,14 +154,20 @@ def test_an_operator_onboards_a_partner_in_the_browser(browser_page, live_server
     page.wait_for_selector("text=succeeded", timeout=15000)
     assert from_db(lambda: sorted(Project.objects.values_list("name", flat=True))) == ["Roof 0", "Roof 1", "Roof 2"]
 
-    # Clear for production (the admin asks first), then the production key works.
+    # Clear for production from the partner's checklist: the readiness warnings need a confirmation and a note.
     page.goto(base + "/admin/partners/partner/")
-    page.check("input[name=_selected_action]")
-    page.select_option("select[name=action]", "clear_for_production")
-    page.click("button[name=index]")
-    page.click("text=Yes, I'm sure")
-    page.wait_for_selector("text=Cleared 1 partner(s) for production.")
     page.click("text=Bright Roofs")
+    page.click("#clear-for-production")
+    warnings = page.inner_text("#readiness-warnings")
+    assert "Only 67% of the latest 3 sandbox projects map cleanly" in warnings
+    assert "Not mapped in production: status." in warnings
+    page.fill("#id_note", "Go-live agreed with Bright Roofs; status mapping follows")
+    page.click("#clear-button")
+    assert "Confirm the warnings" in page.inner_text("#content-main")
+    page.check("#id_confirmed")
+    screenshot(page, "clear", tmp_path)
+    page.click("#clear-button")
+    page.wait_for_selector("text=Bright Roofs is cleared for production: its production ClientIDs work now.")
     screenshot(page, "partner", tmp_path)
     production_key = issue_key_in_admin(page, "Bright Roofs", "production")
     production = partner_headers(base, "/api/v1/", production_key)

@@ -1,0 +1,92 @@
+"""Reads for the partner page's onboarding checklist: health per environment and readiness for production."""
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ingest.mapping_selectors import mapping_publications
+from partners.choices import Environment
+from partners.models import Partner
+from projects.canonical import CANONICAL_FIELDS_BY_NAME
+from projects.choices import MappingStatus
+from projects.models import Project
+
+HEALTH_SAMPLE = 200
+READY_MAPPED_SHARE = 90  # percent of recent sandbox projects mapping cleanly
+# The fields without which a project means nothing on the platform: unmapped, they are a readiness warning.
+ESSENTIAL_FIELDS = ("name", "status")
+
+
+@dataclass
+class EnvironmentHealth:
+    """How the latest projects of one environment are normalized, as stored (after pushes and reprocessing)."""
+
+    environment: str
+    version: int | None
+    sampled: int
+    statuses: list[tuple[str, int, int]] = field(default_factory=list)  # (mapping status, projects, percent)
+    fill_rates: list[tuple[str, str, int]] = field(default_factory=list)  # (field, attname, percent filled)
+    top_issues: list[tuple[str, str, int]] = field(default_factory=list)  # (field, reason, projects)
+
+    @property
+    def mapped_share(self) -> int | None:
+        return (
+            next((share for status, _, share in self.statuses if status == MappingStatus.MAPPED), 0)
+            if (self.sampled)
+            else None
+        )
+
+
+def environment_health(*, partner: Partner, environment: str, sample: int = HEALTH_SAMPLE) -> EnvironmentHealth:
+    """Mapping status shares, fill rate of each mapped field and the top issues over the latest `sample` projects."""
+    publication = mapping_publications(partner=partner).get(environment)
+    fields = list(publication.version.document["fields"]) if publication else []
+    attnames = [CANONICAL_FIELDS_BY_NAME[name].attname for name in fields]
+    projects = list(
+        Project.objects.filter(partner=partner, environment=environment)
+        .order_by("-updated_date", "-id")
+        .values("mapping_status", "issues", *attnames)[:sample]
+    )
+    health = EnvironmentHealth(
+        environment=environment, version=publication.version.number if publication else None, sampled=len(projects)
+    )
+    if not projects:
+        return health
+    statuses = Counter(project["mapping_status"] for project in projects)
+    health.statuses = [(status, count, round(100 * count / len(projects))) for status, count in statuses.most_common()]
+    health.fill_rates = [
+        (name, attname, round(100 * sum(project[attname] not in (None, "") for project in projects) / len(projects)))
+        for name, attname in zip(fields, attnames, strict=True)
+    ]
+    issues = Counter((issue["field"], issue["reason"]) for project in projects for issue in project["issues"])
+    health.top_issues = [(name, reason, count) for (name, reason), count in issues.most_common(5)]
+    return health
+
+
+def production_readiness(*, partner: Partner, sandbox: EnvironmentHealth) -> list[str]:
+    """What an operator should have seen before clearing the partner; empty when nothing is in the way."""
+    warnings = []
+    publications = mapping_publications(partner=partner)
+    if not publications:
+        warnings.append("The partner has no mappings: production projects would all be unmapped.")
+    elif Environment.PRODUCTION not in publications:
+        warnings.append("Production has no mapping version yet: promote one first.")
+    elif publications[Environment.PRODUCTION].version_id != publications[Environment.SANDBOX].version_id:
+        warnings.append(
+            f"Production uses mapping version {publications[Environment.PRODUCTION].version.number}, "
+            f"the sandbox version {publications[Environment.SANDBOX].version.number}."
+        )
+    if not sandbox.sampled:
+        warnings.append("No sandbox pushes yet: nothing shows the mappings work.")
+    elif sandbox.mapped_share < READY_MAPPED_SHARE:
+        warnings.append(
+            f"Only {sandbox.mapped_share}% of the latest {sandbox.sampled} sandbox projects map cleanly "
+            f"(ready from {READY_MAPPED_SHARE}%)."
+        )
+    production = publications.get(Environment.PRODUCTION)
+    mapped = set(production.version.document["fields"]) if production else set()
+    missing = [name for name in ESSENTIAL_FIELDS if name not in mapped]
+    if publications and missing:
+        warnings.append(f"Not mapped in production: {', '.join(missing)}.")
+    if not partner.users.filter(is_active=True).exists():
+        warnings.append("The partner has no active user to log in with.")
+    return warnings
