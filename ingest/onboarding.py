@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from ingest.mapping_selectors import mapping_publications
 from partners.choices import Environment
 from partners.models import Partner
-from projects.canonical import CANONICAL_FIELDS_BY_NAME
+from projects.canonical import CANONICAL_FIELDS, CANONICAL_FIELDS_BY_NAME
 from projects.choices import MappingStatus
 from projects.models import Project
 
@@ -39,7 +39,8 @@ class EnvironmentHealth:
 def environment_health(*, partner: Partner, environment: str, sample: int = HEALTH_SAMPLE) -> EnvironmentHealth:
     """Mapping status shares, fill rate of each mapped field and the top issues over the latest `sample` projects."""
     publication = mapping_publications(partner=partner).get(environment)
-    fields = list(publication.version.document["fields"]) if publication else []
+    mapped = publication.version.document["fields"] if publication else {}
+    fields = [canonical.name for canonical in CANONICAL_FIELDS if canonical.name in mapped]  # jsonb reorders keys
     attnames = [CANONICAL_FIELDS_BY_NAME[name].attname for name in fields]
     projects = list(
         Project.objects.filter(partner=partner, environment=environment)
