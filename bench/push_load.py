@@ -4,7 +4,9 @@
 
 gunicorn serves the service (and bench/urls.py's baseline) on PostgreSQL; wrk drives each endpoint with the same
 HubSpot-shaped bodies from 8 connections. Prints requests/s, p50 and p99 for each, and each as a share of baseline:
-the push of one partner (every push waits on its change clock) and spread over several partners.
+the push of one partner (every push waits on its change clock) and spread over several partners; and the push of
+one partner with a webhook endpoint registered (every push then also writes an event and its delivery, and queues
+a worker task; no worker runs, so nothing is sent meanwhile), beside the same push without one.
 """
 
 import argparse
@@ -17,6 +19,7 @@ import urllib.request
 import uuid
 
 import _setup
+from django.conf import settings
 from django.core.management import call_command
 from django.db import connection
 from rest_framework_simplejwt.tokens import AccessToken
@@ -25,6 +28,8 @@ from ingest.demo import DEMO_MAPPING_DOCUMENT
 from ingest.mapping_services import mapping_document_import
 from partners.models import Partner, User
 from partners.services import client_id_issue
+from webhooks.models import WebhookEndpoint
+from webhooks.services import webhook_endpoint_create
 
 LUA = str(_setup.ROOT / "bench" / "push.lua")
 
@@ -80,6 +85,11 @@ def main() -> None:
         )
     token, key = partner_credentials("bench-push")
     spread = [partner_credentials(f"bench-push-{number}") for number in range(args.partners)]
+    webhook_token, webhook_key = partner_credentials("bench-push-webhook")
+    webhook_partner = Partner.objects.get(slug="bench-push-webhook")
+    if not WebhookEndpoint.objects.filter(partner=webhook_partner).exists():
+        settings.WEBHOOK_ALLOW_PRIVATE_URLS = True  # nothing listens there: only the push's side is measured
+        webhook_endpoint_create(partner=webhook_partner, environment="sandbox", url="http://127.0.0.1:9/hooks")
 
     server = subprocess.Popen(
         [
@@ -105,6 +115,7 @@ def main() -> None:
             except OSError:
                 time.sleep(0.1)
         push_env = {"BENCH_TOKEN": token, "BENCH_CLIENT_ID": key}
+        webhook_env = {"BENCH_TOKEN": webhook_token, "BENCH_CLIENT_ID": webhook_key}
         spread_env = {"BENCH_CREDENTIALS": " ".join(f"{token},{key}" for token, key in spread)}
         credentials = ["-H", f"Authorization: Bearer {token}", "-H", f"ClientID: {key}"]
         targets = {  # name: (url, environment of the wrk script, what wrk sends)
@@ -112,6 +123,7 @@ def main() -> None:
             # Every push of one partner environment waits for the one before on its change clock (projects/
             # change_clock.py); spread over several partners, pushes wait on none.
             "push": (base + "/sandbox/api/v1/externals/push", push_env, ["-s", LUA]),
+            "push, webhook": (base + "/sandbox/api/v1/externals/push", webhook_env, ["-s", LUA]),
             f"push, {args.partners} partners": (base + "/sandbox/api/v1/externals/push", spread_env, ["-s", LUA]),
             # The floor under any authenticated call: JWT, user, ClientID, one look-up, a problem+json 404.
             "authenticated 404": (base + f"/sandbox/api/v1/integration/projects/{uuid.UUID(int=0)}", {}, credentials),
@@ -134,6 +146,7 @@ def main() -> None:
     print(f"{'endpoint':20s} {'req/s':>8s} {'p50 ms':>8s} {'p99 ms':>8s} {'non-2xx':>8s}")
     for name, result in results.items():
         print(f"{name:20s} {result['rps']:8.0f} {result['p50']:8.2f} {result['p99']:8.2f} {result['errors']:8d}")
+    print(f"push with a webhook endpoint / push: {results['push, webhook']['rps'] / results['push']['rps']:.2f}")
     for name in [name for name in results if name != "baseline upsert"]:
         print(f"{name} / baseline throughput: {results[name]['rps'] / results['baseline upsert']['rps']:.2f}")
 

@@ -23,6 +23,7 @@ from projects.change_clock import change_stamps_take
 from projects.choices import MappingStatus
 from projects.models import Project
 from projects.totals import projects_changed
+from webhooks.services import project_event_endpoints, project_events_record
 
 NORMALIZED_ATTNAMES = (*CANONICAL_ATTNAMES, "mapping_status", "issues")
 REPROCESS_FAILED_EXAMPLES = 20
@@ -147,10 +148,14 @@ def pushed_projects_write(
     if not changed:
         return
     created = set(created)
+    endpoints = project_event_endpoints(partner_id=partner_id, environment=environment)
     projects_write_stamped(
         partner_id=partner_id, environment=environment, projects=changed, attnames=_PROJECT_WRITE, created=created
     )
     projects_changed(partner_id=partner_id, environment=environment, created=bool(created))
+    project_events_record(
+        endpoints=endpoints, partner_id=partner_id, environment=environment, projects=changed, created=created
+    )
 
 
 @transaction.atomic
@@ -236,8 +241,8 @@ def projects_reprocess(
     while True:
         with transaction.atomic():
             batch_query = projects.order_by("environment", "external_id").only(
-                "id", "environment", "external_id", "source_data", *NORMALIZED_ATTNAMES
-            )
+                "id", "environment", "external_id", "submitted_date", "source_data", *NORMALIZED_ATTNAMES
+            )  # submitted_date: a change event's project body has it
             if last is not None:
                 later = Q(environment=last.environment, external_id__gt=last.external_id)
                 batch_query = batch_query.filter(Q(environment__gt=last.environment) | later)
@@ -252,6 +257,7 @@ def projects_reprocess(
                 if project_apply_normalization(project=project, result=result):
                     updated.setdefault(project.environment, []).append(project)
             for environment_updated, projects_updated in sorted(updated.items()):
+                endpoints = project_event_endpoints(partner_id=partner.pk, environment=environment_updated)
                 projects_write_stamped(
                     partner_id=partner.pk,
                     environment=environment_updated,
@@ -259,6 +265,12 @@ def projects_reprocess(
                     attnames=NORMALIZED_ATTNAMES,
                 )
                 projects_changed(partner_id=partner.pk, environment=environment_updated, created=False)
+                project_events_record(
+                    endpoints=endpoints,
+                    partner_id=partner.pk,
+                    environment=environment_updated,
+                    projects=projects_updated,
+                )
         last = batch[-1]
         done += len(batch)
         changed += sum(map(len, updated.values()))

@@ -9,12 +9,12 @@ from webhooks.models import WebhookDelivery, WebhookEndpoint
 _SUBSCRIPTION = ("id", "event_types", "paused_until")
 
 
-def endpoints_subscribed(*, partner_id: int, environment: str, event_type: str) -> list[dict]:
-    """The enabled endpoints of this partner and environment that take this event type: [{id, paused_until}].
-    One indexed look-up; a partner without endpoints answers with no rows."""
+def endpoints_subscribed(*, partner_id: int, environment: str, event_type: str | None = None) -> list[dict]:
+    """The enabled endpoints of this partner environment (that take this event type, if one is given):
+    [{id, event_types, paused_until}]. One indexed look-up; a partner without endpoints answers with no rows."""
     where = {"partner_id": partner_id, "environment": environment, "is_enabled": True}
     rows = rows_select(WebhookEndpoint, attnames=_SUBSCRIPTION, where=where)
-    return [row for row in rows if event_type in row["event_types"]]
+    return [row for row in rows if event_type is None or event_type in row["event_types"]]
 
 
 def endpoint_delivery_counts(*, endpoint: WebhookEndpoint) -> dict[str, int]:

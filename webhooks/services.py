@@ -2,6 +2,7 @@
 
 import json
 import secrets
+from collections.abc import Collection
 from datetime import timedelta
 
 from django.conf import settings
@@ -130,10 +131,9 @@ def _body(*, event_type: str, event_id: str, timestamp: str, data: dict) -> str:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
-def _record(*, partner_id: int, environment: str, event_type: str, items: list[tuple[str, dict]]) -> None:
-    """Write events of one type (each a timestamp and data) with a delivery per subscribed endpoint, and have
-    the worker deliver them once this transaction commits. Nothing at all without a subscribed endpoint."""
-    endpoints = endpoints_subscribed(partner_id=partner_id, environment=environment, event_type=event_type)
+def _record(*, partner_id: int, environment: str, event_type: str, endpoints: list[dict], items: list) -> None:
+    """Write events of one type (each a timestamp and data) with a delivery per endpoint, and have the worker
+    deliver them once this transaction commits. `endpoints`: the subscribed ones, from `endpoints_subscribed`."""
     if not endpoints or not items:
         return
     now = timezone.now()
@@ -178,27 +178,44 @@ def _record(*, partner_id: int, environment: str, event_type: str, items: list[t
             _drain_soon(endpoint["id"])
 
 
-def project_event_record(*, project: Project, created: bool) -> None:
-    """`project.created` / `project.updated` for a push that changed the project; `data` is the project as the
-    pull returns it, `timestamp` its updatedDate."""
-    data = project_representation(project)
-    _record(
-        partner_id=project.partner_id,
-        environment=project.environment,
-        event_type=EventType.PROJECT_CREATED if created else EventType.PROJECT_UPDATED,
-        items=[(data["updatedDate"], data)],
-    )
+_PROJECT_EVENT_TYPES = (EventType.PROJECT_CREATED, EventType.PROJECT_UPDATED)
 
 
-def project_events_record(*, partner_id: int, projects: list[Project]) -> None:
-    """`project.updated` for each project a reprocess changed (any environments)."""
-    for environment in {project.environment for project in projects}:
+def project_event_endpoints(*, partner_id: int, environment: str) -> list[dict]:
+    """The endpoints to tell about this partner environment's project changes: one indexed look-up, made before
+    the change clock is locked (projects/change_clock.py), so the clock is not held for it."""
+    endpoints = endpoints_subscribed(partner_id=partner_id, environment=environment)
+    return [endpoint for endpoint in endpoints if set(endpoint["event_types"]) & set(_PROJECT_EVENT_TYPES)]
+
+
+def project_events_record(
+    *,
+    endpoints: list[dict],
+    partner_id: int,
+    environment: str,
+    projects: list[Project],
+    created: Collection[Project] = (),
+) -> None:
+    """`project.created` (those in `created`) and `project.updated` (the others) for projects of one partner
+    environment that were just stamped: `data` is each project as the pull returns it, `timestamp` its
+    updatedDate. Nothing at all without endpoints."""
+    if not endpoints or not projects:
+        return
+    created_ids = {project.pk for project in created}
+    for event_type in _PROJECT_EVENT_TYPES:
+        subscribed = [endpoint for endpoint in endpoints if event_type in endpoint["event_types"]]
+        chosen = [
+            project for project in projects if (project.pk in created_ids) == (event_type == EventType.PROJECT_CREATED)
+        ]
+        if not subscribed or not chosen:
+            continue
         items = []
-        for project in projects:
-            if project.environment == environment:
-                data = project_representation(project)
-                items.append((data["updatedDate"], data))
-        _record(partner_id=partner_id, environment=environment, event_type=EventType.PROJECT_UPDATED, items=items)
+        for project in chosen:
+            data = project_representation(project)
+            items.append((data["updatedDate"], data))
+        _record(
+            partner_id=partner_id, environment=environment, event_type=event_type, endpoints=subscribed, items=items
+        )
 
 
 def partner_event_record(*, partner: Partner, event_type: str) -> None:
@@ -213,7 +230,8 @@ def partner_event_record(*, partner: Partner, event_type: str) -> None:
     }
     items = [(iso_datetime(now), data)]
     for environment in Environment.values:
-        _record(partner_id=partner.pk, environment=environment, event_type=event_type, items=items)
+        endpoints = endpoints_subscribed(partner_id=partner.pk, environment=environment, event_type=event_type)
+        _record(partner_id=partner.pk, environment=environment, event_type=event_type, endpoints=endpoints, items=items)
 
 
 # --- operators' redelivery ---------------------------------------------------------------------------------------
