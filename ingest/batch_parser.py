@@ -1,6 +1,5 @@
 """Reading a batch push body: parsed once, each record's JSON text kept as sent (its raw push's body)."""
 
-import io
 import json
 import re
 from dataclasses import dataclass
@@ -11,7 +10,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import BaseParser
 
 from ingest.batch_services import BatchRecord
-from ingest.parsers import StrictJSONParser, decode_body, structure_problem
+from ingest.parsers import body_charset, decode_body, parse_json_body, structure_problem
 from ingest.serializers import ExternalIdField, PushSerializer, json_kind
 from integration_service.problems import problem_body, validation_problem_body
 
@@ -109,7 +108,7 @@ def read_batch_body(text: str) -> BatchBody:
 
 
 def _parse_ordinary(text: str) -> Any:
-    return StrictJSONParser().parse(io.BytesIO(text.encode()), parser_context={"encoding": "utf-8"})
+    return parse_json_body(text)
 
 
 class _ConstantRefused(Exception):
@@ -126,8 +125,7 @@ class BatchJSONParser(BaseParser):
     media_type = "application/json"
 
     def parse(self, stream, media_type: str | None = None, parser_context: dict | None = None) -> BatchBody:
-        encoding = (parser_context or {}).get("encoding")
-        return read_batch_body(decode_body(stream.read(), encoding))
+        return read_batch_body(decode_body(stream.read(), body_charset(media_type)))
 
 
 # --- the batch's shape, and each record's ------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from rest_framework.views import APIView
 from ingest.batch_parser import BatchJSONParser, batch_records
 from ingest.batch_services import RecordRefused, push_batch_receive
 from ingest.openapi_examples import PUSH_BATCH_EXAMPLES
-from ingest.parsers import StrictJSONParser, decode_body
+from ingest.parsers import body_charset, decode_body
 from ingest.serializers import (
     PushBatchResponseSerializer,
     PushBatchSerializer,
@@ -24,8 +24,6 @@ class PushView(APIView):
     """POST externals/push: store the CRM's record verbatim and upsert its project (201 created, 200 updated)."""
 
     operation_name = "push"
-
-    parser_classes = [StrictJSONParser]
 
     @extend_schema(
         summary="Push a project record from the CRM",
@@ -47,7 +45,7 @@ class PushView(APIView):
             environment=environment,
             external_id=serializer.validated_data["id"],
             data=serializer.validated_data["data"],
-            body=decode_body(body, request.encoding),
+            body=decode_body(body, body_charset(request.content_type)),
         )
         return Response(
             PushResponseSerializer(result).data, status=HTTPStatus.CREATED if result.created else HTTPStatus.OK
