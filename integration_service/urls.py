@@ -1,9 +1,9 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from ingest.views import PushBatchView, PushView
+from integration_service.schema_views import SchemaView, SwaggerView
 from integration_service.views import api_not_found
 from partners.choices import Environment
 from partners.views import LoginView
@@ -22,8 +22,8 @@ api_patterns = [
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("api/v1/schema/", SchemaView.as_view(), name="schema"),
+    path("api/v1/docs/", SwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/v1/", include((api_patterns, "api"), namespace="production"), {"environment": Environment.PRODUCTION}),
     path("sandbox/api/v1/", include((api_patterns, "api"), namespace="sandbox"), {"environment": Environment.SANDBOX}),
     re_path(r"^(?:api|sandbox)(?:/.*)?$", api_not_found),

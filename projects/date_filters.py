@@ -63,7 +63,10 @@ def _parse_point(text: str) -> _Point:
         instant = datetime.fromisoformat(text)
     except ValueError as error:
         raise DateFilterError(f"'{text}' is not a date (YYYY-MM-DD) or an ISO 8601 date-time.") from error
-    instant = instant.replace(tzinfo=UTC) if instant.tzinfo is None else instant.astimezone(UTC)
+    try:
+        instant = instant.replace(tzinfo=UTC) if instant.tzinfo is None else instant.astimezone(UTC)
+    except OverflowError as error:  # 0001-01-01T00:00:00+01:00 falls in year 0 in UTC, which datetime cannot hold
+        raise DateFilterError(f"'{text}' is out of range.") from error
     return _Point(start=instant, end=instant, is_day=False)
 
 

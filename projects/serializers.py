@@ -99,14 +99,34 @@ ProjectSerializer = type(
 )
 
 
-class ProjectPageQuerySerializer(serializers.Serializer):
-    """`page` (from 1) and `limit` (1..max) of the list endpoint; the bounds are settings."""
+class DigitsIntegerField(serializers.IntegerField):
+    """A whole number written with the ASCII digits 0-9 and nothing else.
 
-    page = serializers.IntegerField(min_value=1, default=1)
+    DRF's IntegerField reads what Python's int() reads, and more: "1.0", "+5", " 5", Arabic-Indic or full-width digits.
+    """
+
+    default_error_messages = {
+        "digits": "Must be a whole number written with the digits 0-9 (no sign, spaces or decimal point).",
+        "max_string_length": "Must be a number of at most {max_length} digits.",
+    }
+
+    def to_internal_value(self, data: object) -> int:
+        digits = data.removeprefix("-") if isinstance(data, str) else ""  # "-1" is refused by the minimum
+        if isinstance(data, str) and data and not (digits.isascii() and digits.isdigit()):
+            self.fail("digits")
+        if isinstance(data, str) and len(data) > self.MAX_STRING_LENGTH:
+            self.fail("max_string_length", max_length=self.MAX_STRING_LENGTH)
+        return super().to_internal_value(data)
+
+
+class ProjectPageQuerySerializer(serializers.Serializer):
+    """`page` (from 1) and `limit` (1..max) of the list endpoint, in digits; the bounds are settings."""
+
+    page = DigitsIntegerField(min_value=1, default=1)
 
     def __init__(self, *args, max_limit: int, default_limit: int, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["limit"] = serializers.IntegerField(min_value=1, max_value=max_limit, default=default_limit)
+        self.fields["limit"] = DigitsIntegerField(min_value=1, max_value=max_limit, default=default_limit)
 
 
 class ProjectPageSerializer(serializers.Serializer):

@@ -78,17 +78,20 @@ def test_limit_of_100_is_allowed(sandbox_client):
     assert listing(sandbox_client, limit=100).json()["limit"] == 100
 
 
+DIGITS_ONLY = "Must be a whole number written with the digits 0-9 (no sign, spaces or decimal point)."
+
+
 @pytest.mark.parametrize(
     ("params", "errors"),
     [
         ({"page": "0"}, [{"field": "page", "message": "Ensure this value is greater than or equal to 1."}]),
         ({"page": "-1"}, [{"field": "page", "message": "Ensure this value is greater than or equal to 1."}]),
-        ({"page": "two"}, [{"field": "page", "message": "A valid integer is required."}]),
+        ({"page": "two"}, [{"field": "page", "message": DIGITS_ONLY}]),
         ({"page": ""}, [{"field": "page", "message": "A valid integer is required."}]),
         ({"limit": ""}, [{"field": "limit", "message": "A valid integer is required."}]),
         ({"limit": "0"}, [{"field": "limit", "message": "Ensure this value is greater than or equal to 1."}]),
         ({"limit": "101"}, [{"field": "limit", "message": "Ensure this value is less than or equal to 100."}]),
-        ({"limit": "1.5"}, [{"field": "limit", "message": "A valid integer is required."}]),
+        ({"limit": "1.5"}, [{"field": "limit", "message": DIGITS_ONLY}]),
         (
             {"ordering": "name"},
             [

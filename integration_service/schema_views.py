@@ -1,0 +1,26 @@
+"""The schema and Swagger UI pages, with their errors (a POST, an unknown ?format=) as problem+json.
+
+drf-spectacular renders an error with the page's own renderer: YAML for the schema, an HTML template for the UI.
+"""
+
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+
+from integration_service.problems import PROBLEM_CONTENT_TYPE
+
+
+class ProblemErrorsMixin:
+    def handle_exception(self, exc: Exception) -> Response:
+        response = super().handle_exception(exc)
+        self.request.accepted_renderer = JSONRenderer()
+        self.request.accepted_media_type = PROBLEM_CONTENT_TYPE
+        return response
+
+
+class SchemaView(ProblemErrorsMixin, SpectacularAPIView):
+    pass
+
+
+class SwaggerView(ProblemErrorsMixin, SpectacularSwaggerView):
+    pass
