@@ -3,6 +3,7 @@ from functools import partial
 
 from django import forms
 from django.contrib import admin, messages
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.html import format_html
@@ -73,6 +74,10 @@ class RawPushAdmin(ExternalIdSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
         "changed_project",
         "body",
     )
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[RawPush]:
+        # A list page would read every push's body (up to a MiB each) without showing it; the change page reads it.
+        return super().get_queryset(request).defer("body", "data")
 
 
 @admin.register(ReprocessRun)

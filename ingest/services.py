@@ -11,6 +11,7 @@ from django.utils import timezone
 from audit.models import AuditAction
 from audit.services import audit_record
 from ingest.issue_values import issue
+from ingest.limits import source_data_check_size
 from ingest.merge_patch import merge_patch
 from ingest.models import RawPush, ReprocessRun
 from ingest.normalization import FieldRule, NormalizationResult, normalize
@@ -111,6 +112,7 @@ def _project_lock_or_create(*, key: dict) -> tuple[Project, bool]:
 def project_apply_push(*, project: Project, data: dict, rules: list[FieldRule]) -> bool:
     """Merge a push's `data` into the project's source data and normalize it again; True if anything changed."""
     source_data = merge_patch(project.source_data, data)
+    source_data_check_size(source_data=source_data)  # 413: the push's transaction rolls back, nothing is stored
     source_changed = source_data != project.source_data
     project.source_data = source_data
     fields_changed = project_apply_normalization(project=project, result=normalize(source_data, rules))

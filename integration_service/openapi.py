@@ -12,8 +12,8 @@ PROBLEM_DESCRIPTIONS = {
     401: "The bearer token is missing, malformed, expired, or of the other environment. Log in again.",
     403: "The ClientID is missing, unknown, revoked, of another partner or environment, or not yet cleared.",
     404: "No such project for this partner in this environment.",
-    413: "The body is larger than the limit.",
-    415: "The body is not application/json.",
+    413: "The body is larger than the limit, or a push would grow the project's source data past its limit.",
+    415: "The body is not application/json, or its charset is not a character encoding.",
     429: "Too many requests; wait for `Retry-After` seconds.",
 }
 

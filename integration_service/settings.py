@@ -225,6 +225,8 @@ CLIENT_ID_RECORD_LIMIT_PER_MINUTE = env_int("CLIENT_ID_RECORD_LIMIT_PER_MINUTE",
 
 # Django refuses to read a body over this; the middleware has already held each route to its own limit.
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(PUSH_MAX_BODY_BYTES, PUSH_BATCH_MAX_BODY_BYTES, 2_621_440)
+# A project's accumulated source data, as compact UTF-8 JSON; a push that would grow it past this is a 413.
+PROJECT_MAX_SOURCE_BYTES = env_int("PROJECT_MAX_SOURCE_BYTES", 1024 * 1024)
 
 # Cache list totals between pages (projects/totals.py). Only correct when every worker shares the cache, since a
 # write replaces the data version in the cache of the process that made it; so on by default with Redis only.

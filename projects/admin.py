@@ -2,6 +2,9 @@ import json
 
 from django.contrib import admin
 from django.db.models import QuerySet
+from django.db.models.functions import Length, Substr
+from django.forms.models import BaseInlineFormSet
+from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
@@ -17,16 +20,57 @@ def _canonical_values(project: Project):
         yield field, format_canonical(getattr(project, field.attname))
 
 
+# A project holds up to PROJECT_MAX_SOURCE_BYTES of source data and any number of pushes of up to a MiB each: the
+# page shows excerpts, so it stays readable and light whatever the partner sent.
+SOURCE_DATA_SHOWN_CHARACTERS = 100_000
+PUSHES_SHOWN = 20
+PUSH_BODY_SHOWN_CHARACTERS = 2_000
+
+
+def excerpt(text: str, *, shown: int, length: int | None = None) -> tuple[str, str]:
+    """The start of `text` and, when it was cut, a note saying how much is shown."""
+    length = len(text) if length is None else length
+    if length <= shown:
+        return text, ""
+    return text[:shown], f"The first {shown:,} of {length:,} characters are shown."
+
+
+def _issue_value(value: object) -> str:
+    text, note = excerpt(json.dumps(value), shown=1_000)
+    return f"{text} …" if note else text
+
+
+class LatestPushesFormSet(BaseInlineFormSet):
+    def get_queryset(self) -> QuerySet[RawPush]:
+        if not hasattr(self, "_latest"):
+            self._latest = super().get_queryset()[:PUSHES_SHOWN]
+        return self._latest
+
+
 class RawPushInline(ReadOnlyAdminMixin, admin.TabularInline):
-    """The pushes that built the project, newest first."""
+    """The latest pushes that built the project, newest first, their bodies cut to an excerpt."""
 
     model = RawPush
+    formset = LatestPushesFormSet
     extra = 0
-    fields = ("received_at", "user", "client_id", "created_project", "changed_project", "body")
+    fields = ("received_at", "user", "client_id", "created_project", "changed_project", "body_excerpt")
     readonly_fields = fields
     ordering = ("-received_at", "-id")
     verbose_name = "push that built this project"
-    verbose_name_plural = "pushes that built this project"
+    verbose_name_plural = f"latest pushes that built this project ({PUSHES_SHOWN} at most; all are under Raw pushes)"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[RawPush]:
+        return (
+            super()
+            .get_queryset(request)
+            .defer("body", "data")
+            .annotate(body_start=Substr("body", 1, PUSH_BODY_SHOWN_CHARACTERS), body_length=Length("body"))
+        )
+
+    @admin.display(description="body")
+    def body_excerpt(self, push: RawPush) -> str:
+        text, note = excerpt(push.body_start, shown=PUSH_BODY_SHOWN_CHARACTERS, length=push.body_length)
+        return format_html("{}<br><em>{}</em>", text, note) if note else text
 
 
 @admin.register(Project)
@@ -42,6 +86,10 @@ class ProjectAdmin(ExternalIdSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     # Grouped by partner and environment, newest first: the order of the (partner, environment, updated_date, id)
     # index read backwards, so a page of a million projects is read, not sorted.
     ordering = ("-partner_id", "-environment", "-updated_date", "-id")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Project]:
+        # A list page of large projects would read megabytes it does not show; the change page reads them on use.
+        return super().get_queryset(request).defer("source_data", "issues")
 
     def filter_by_external_id(self, queryset: QuerySet[Project], external_id: str) -> QuerySet[Project]:
         """Through the raw pushes' index (every project was made by a push), so the projects table needs no index
@@ -60,14 +108,19 @@ class ProjectAdmin(ExternalIdSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
         issues = format_html_join(
             "",
             "<li><code>{}</code>: {} (value {})</li>",
-            ((issue["field"], issue["reason"], json.dumps(issue["value"])) for issue in project.issues),
+            ((issue["field"], issue["reason"], _issue_value(issue["value"])) for issue in project.issues),
         )
+        source_data, note = excerpt(
+            json.dumps(project.source_data, indent=2, ensure_ascii=False), shown=SOURCE_DATA_SHOWN_CHARACTERS
+        )
+        note_html = format_html("<p><em>{} GET integration/projects/{{id}} returns it whole.</em></p>", note)
         return format_html(
             '<div style="display:flex;gap:2em;align-items:flex-start">'
-            '<div style="flex:1"><h3>Source data</h3><pre style="white-space:pre-wrap">{}</pre></div>'
+            '<div style="flex:1"><h3>Source data</h3>{}<pre style="white-space:pre-wrap">{}</pre></div>'
             '<div style="flex:1"><h3>Normalized fields</h3><table>{}</table>'
             "<h3>Issues</h3><ul>{}</ul></div></div>",
-            json.dumps(project.source_data, indent=2, ensure_ascii=False),
+            note_html if note else "",
+            source_data,
             rows,
             issues or mark_safe("<li>none</li>"),
         )
