@@ -208,3 +208,24 @@ def test_login_bodies_are_checked_the_same_way(db, text, content_type, status, c
     assert response.status_code == status
     assert response["Content-Type"] == "application/problem+json"
     assert response.json()["code"] == code
+
+
+@pytest.mark.parametrize(
+    ("text", "content_type", "status", "code"),
+    [
+        ('{"records": [{"id": "1", "data": {}}]}', "application/json; charset=base64", 415, "unsupported_media_type"),
+        ('{"records": [{"id": "1", "data": {}}]}', "application/json; charset=klingon", 415, "unsupported_media_type"),
+        ('{"records": [{"id": "1", "data": {}}]}', "*/*", 415, "unsupported_media_type"),
+        ('{"records": [{"id": "1", "data": {"a": NaN}}]}', "application/json", 400, "parse_error"),
+        ('{"records": [{"id": "1", "data": {"a": "+2AA-"}}], "x": NaN}', "application/json; charset=utf-7", 400,
+         "parse_error"),
+    ],
+    ids=["base64", "unknown-charset", "wildcard", "nan", "utf7-surrogate-and-nan"],
+)  # fmt: skip
+def test_batch_bodies_are_read_the_same_way(sandbox_client, text, content_type, status, code):
+    response = sandbox_client.post(url(SANDBOX, "push-batch"), text.encode(), content_type=content_type)
+
+    assert response.status_code == status
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json()["code"] == code
+    assert (RawPush.objects.count(), Project.objects.count()) == (0, 0)
