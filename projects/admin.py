@@ -63,6 +63,7 @@ class RawPushInline(ReadOnlyAdminMixin, admin.TabularInline):
         return (
             super()
             .get_queryset(request)
+            .select_related("user", "client_id__partner")  # the columns show both; one query, not three a row
             .defer("body", "data")
             .annotate(body_start=Substr("body", 1, PUSH_BODY_SHOWN_CHARACTERS), body_length=Length("body"))
         )

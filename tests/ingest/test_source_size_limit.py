@@ -123,3 +123,15 @@ def test_the_admin_lists_do_not_read_source_data_or_bodies(admin_client, sandbox
             assert admin_client.get(reverse(name)).status_code == HTTPStatus.OK
         selects = [query["sql"] for query in queries if "projects_project" in query["sql"] or "rawpush" in query["sql"]]
         assert not any('"source_data"' in sql or '."body"' in sql for sql in selects)
+
+
+def test_the_admin_project_page_reads_its_pushes_in_one_query(admin_client, sandbox_client):
+    def queries_of_page(pushes: int) -> int:
+        for number in range(pushes):
+            push(sandbox_client, {"id": f"Q-{pushes}", "data": {"n": number}})
+        project = Project.objects.get(external_id=f"Q-{pushes}")
+        with CaptureQueriesContext(connection) as queries:
+            assert admin_client.get(reverse("admin:projects_project_change", args=[project.pk])).status_code == 200
+        return len(queries)
+
+    assert queries_of_page(1) == queries_of_page(6)
