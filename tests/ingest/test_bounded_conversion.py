@@ -11,15 +11,17 @@ import pytest
 
 from ingest.converters import ConversionError, convert
 
+# CPU seconds of the converting thread: the claim is about the work a value costs, which a loaded machine does not
+# change (wall-clock time would make the bound flaky there).
 BOUND_SECONDS = 0.5
 
 
 def conversion_error(value, mapping_type: str, options: dict | None = None) -> str:
     """The reason `value` cannot be read as `mapping_type`, checking it was found out within the bound."""
-    start = time.perf_counter()
+    start = time.thread_time()
     with pytest.raises(ConversionError) as error:
         convert(value, mapping_type, options or {})
-    assert time.perf_counter() - start < BOUND_SECONDS
+    assert time.thread_time() - start < BOUND_SECONDS
     return str(error.value)
 
 
@@ -130,7 +132,7 @@ def test_megabyte_texts_are_issues_with_a_short_reason(mapping_type, options, re
 
 
 def test_a_megabyte_string_is_read_in_bounded_time():
-    start = time.perf_counter()
+    start = time.thread_time()
 
     assert convert(" " + "x" * 1_000_000, "string", {}) == "x" * 1_000_000
-    assert time.perf_counter() - start < BOUND_SECONDS
+    assert time.thread_time() - start < BOUND_SECONDS

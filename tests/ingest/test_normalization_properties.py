@@ -15,6 +15,8 @@ from projects.choices import MappingStatus, ProjectStatus
 from tests.ingest.jsonb import jsonb_storable
 
 # Generous: the unbounded cases this guards against took seconds to minutes. Not a speed target (bench/ has those).
+# CPU seconds of the converting thread: the claim is about the work a value costs, which a loaded machine does not
+# change (wall-clock time would make the bound flaky there).
 BOUND_SECONDS = 0.5
 MAX_DEPTH = 30  # data sits two levels into the push body, whose depth limit is 32
 
@@ -173,9 +175,9 @@ def test_normalization_of_any_json_raises_nothing_is_bounded_and_storable(v, w, 
     data = {"v": v, "w": w}
 
     for rule in rule_list:
-        start = time.perf_counter()
+        start = time.thread_time()
         result = normalize(data, [rule])
-        elapsed = time.perf_counter() - start
+        elapsed = time.thread_time() - start
 
         assert elapsed < BOUND_SECONDS, f"{rule} took {elapsed:.2f} s"
         assert result.mapping_status in {MappingStatus.MAPPED, MappingStatus.PARTIAL}
