@@ -113,11 +113,18 @@ def _option_problems(path: str, mapping_type: str, options: dict, field_name: st
     if "formats" in options:
         problems.extend(_formats_problems(f"{path}.formats", options["formats"]))
     if "region" in options and options["region"] not in phonenumbers.SUPPORTED_REGIONS:
-        problems.append(Problem(f"{path}.region", "must be a two-letter region code such as US, DE or AU"))
+        region = _quoted(options["region"])
+        problems.append(Problem(f"{path}.region", f"{region} must be a two-letter region code such as US, DE or AU"))
     if mapping_type == "enum":
         values = options.get("values")
         if not isinstance(values, dict) or not values or not all(isinstance(v, str) for v in values.values()):
-            problems.append(Problem(f"{path}.values", "must be a non-empty object of source value → canonical value"))
+            problems.append(
+                Problem(
+                    f"{path}.values",
+                    f"{_quoted(values) if 'values' in options else '(missing)'} must be a non-empty object "
+                    "of source value → canonical value",
+                )
+            )
         else:
             canonical = CANONICAL_FIELDS_BY_NAME.get(field_name)
             for source_value, target in values.items():
@@ -125,7 +132,7 @@ def _option_problems(path: str, mapping_type: str, options: dict, field_name: st
                     if canonical:
                         fit_to_field(canonical, target)
                 except ConversionError as error:
-                    problems.append(Problem(f"{path}.values.{source_value}", f"'{target}' is {error}"))
+                    problems.append(Problem(f"{path}.values.{source_value}", f"{_quoted(target)} is {error}"))
     return problems
 
 
@@ -134,9 +141,10 @@ def rule_problems(field_name: str, spec: Any, *, path: str | None = None) -> lis
     path = path or f"fields.{field_name}"
     canonical = CANONICAL_FIELDS_BY_NAME.get(field_name)
     if canonical is None:
-        return [Problem(path, f"unknown canonical field; use one of {', '.join(f.name for f in CANONICAL_FIELDS)}")]
+        names = ", ".join(f.name for f in CANONICAL_FIELDS)
+        return [Problem(path, f"{_quoted(field_name)} is not a canonical field; use one of {names}")]
     if not isinstance(spec, dict):
-        return [Problem(path, "must be an object with at least source and type")]
+        return [Problem(path, f"{_quoted(spec)} must be an object with at least source and type")]
     problems = []
     source, mapping_type = spec.get("source"), spec.get("type")
     if not isinstance(source, str) or not source.strip():
@@ -145,13 +153,14 @@ def rule_problems(field_name: str, spec: Any, *, path: str | None = None) -> lis
         try:
             compile_source(source)
         except JMESPathError as error:
-            problems.append(Problem(f"{path}.source", f"is not a valid JMESPath expression: {error}"))
+            problems.append(Problem(f"{path}.source", f"{_quoted(source)} is not a valid JMESPath expression: {error}"))
     if mapping_type not in MAPPING_TYPES:
-        problems.append(Problem(f"{path}.type", f"must be one of {', '.join(MAPPING_TYPES)}"))
+        shown = _quoted(mapping_type) if "type" in spec else "(missing)"
+        problems.append(Problem(f"{path}.type", f"{shown} must be one of {', '.join(MAPPING_TYPES)}"))
         return problems
     if mapping_type not in TYPES_FOR_KIND[canonical.kind]:
         allowed = ", ".join(TYPES_FOR_KIND[canonical.kind])
-        problems.append(Problem(f"{path}.type", f"'{mapping_type}' cannot fill {field_name}; use {allowed}"))
+        problems.append(Problem(f"{path}.type", f"{_quoted(mapping_type)} cannot fill {field_name}; use {allowed}"))
     allowed_keys = RULE_KEYS + TYPE_OPTIONS[mapping_type]
     for key in spec:
         if key not in allowed_keys:
@@ -159,14 +168,14 @@ def rule_problems(field_name: str, spec: Any, *, path: str | None = None) -> lis
     options = {key: spec[key] for key in TYPE_OPTIONS[mapping_type] if key in spec}
     problems.extend(_option_problems(path, mapping_type, options, field_name))
     if "required" in spec and not isinstance(spec["required"], bool):
-        problems.append(Problem(f"{path}.required", "must be true or false"))
+        problems.append(Problem(f"{path}.required", f"{_quoted(spec['required'])} must be true or false"))
     if spec.get("default") is not None and not problems:
         try:
             value = convert(spec["default"], mapping_type, options)
             if value is not None:
                 fit_to_field(canonical, value)
         except ConversionError as error:
-            problems.append(Problem(f"{path}.default", f"is {error}"))
+            problems.append(Problem(f"{path}.default", f"{_quoted(spec['default'])} is {error}"))
     return problems
 
 

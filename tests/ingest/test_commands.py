@@ -148,8 +148,8 @@ def test_an_invalid_document_is_refused_with_every_problem_and_changes_nothing(p
 
     message = str(refused.value)
     assert message.startswith("The mapping document has 2 problem(s); nothing was changed:\n")
-    assert "  - fields.name.source: is not a valid JMESPath expression" in message
-    assert "  - fields.size: unknown canonical field" in message
+    assert '  - fields.name.source: "a[" is not a valid JMESPath expression' in message
+    assert '  - fields.size: "size" is not a canonical field' in message
     assert json.loads(run("export_mappings", "sunrise")) == DOCUMENT
 
 

@@ -63,24 +63,24 @@ def test_every_problem_is_listed_at_once():
 
     assert problems_of(document) == [
         "version: unknown key; a mapping document has only 'fields'",
-        "fields.colour: unknown canonical field; use one of name, status, customerFirstName, customerLastName, "
-        "customerEmail, customerPhone, addressLine1, addressLine2, city, state, postalCode, country, systemSizeKw, "
-        "moduleCount, moduleModel, inverterModel, batteryCapacityKwh, contractAmount, currency, contractSignedDate, "
-        "installDate, salesRep, notes",
-        "fields.name.source: is not a valid JMESPath expression: "
+        'fields.colour: "colour" is not a canonical field; use one of name, status, customerFirstName, '
+        "customerLastName, customerEmail, customerPhone, addressLine1, addressLine2, city, state, postalCode, country, "
+        "systemSizeKw, moduleCount, moduleModel, inverterModel, batteryCapacityKwh, contractAmount, currency, "
+        "contractSignedDate, installDate, salesRep, notes",
+        'fields.name.source: "foo[" is not a valid JMESPath expression: '
         'Invalid jmespath expression: Incomplete expression:\n"foo["\n     ^',
-        "fields.status.values.won: 'sold' is not a project status (lead, proposal, contracted, design, permitting, "
+        'fields.status.values.won: "sold" is not a project status (lead, proposal, contracted, design, permitting, '
         "installation, inspection, pto, completed, on_hold, cancelled)",
         "fields.systemSizeKw.precision: is not an option of type decimal",
         f'{SCALE_PROBLEM}; got "1000"',
-        "fields.moduleCount.type: 'date' cannot fill moduleCount; use integer, decimal",
-        "fields.customerPhone.region: must be a two-letter region code such as US, DE or AU",
+        'fields.moduleCount.type: "date" cannot fill moduleCount; use integer, decimal',
+        'fields.customerPhone.region: "XX" must be a two-letter region code such as US, DE or AU',
         'fields.installDate.formats: must be a list of strptime patterns, e.g. ["%m/%d/%Y"]',
         "fields.city.source: is required: a JMESPath expression over data",
-        "fields.city.type: must be one of string, integer, decimal, boolean, date, datetime, email, phone, enum",
-        "fields.currency.default: is not an ISO 4217 currency code",
-        "fields.notes.required: must be true or false",
-        "fields.state: must be an object with at least source and type",
+        'fields.city.type: "text" must be one of string, integer, decimal, boolean, date, datetime, email, phone, enum',
+        'fields.currency.default: "dollars" is not an ISO 4217 currency code',
+        'fields.notes.required: "yes" must be true or false',
+        'fields.state: "ST" must be an object with at least source and type',
     ]
 
 
@@ -92,7 +92,7 @@ def test_every_problem_is_listed_at_once():
         ({"fields": []}, "fields: is required: an object of canonical field name → mapping"),
         (
             {"fields": {"status": {"source": "s", "type": "enum"}}},
-            "fields.status.values: must be a non-empty object of source value → canonical value",
+            "fields.status.values: (missing) must be a non-empty object of source value → canonical value",
         ),
     ],
 )
@@ -151,4 +151,15 @@ def test_formats_strptime_cannot_use_or_too_many_are_refused(formats, problem):
 def test_a_default_with_a_huge_exponent_is_refused_at_once():
     document = {"fields": {"moduleCount": {"source": "n", "type": "integer", "default": "1e2000000"}}}
 
-    assert problems_of(document) == ["fields.moduleCount.default: is number out of range"]
+    assert problems_of(document) == ['fields.moduleCount.default: "1e2000000" is number out of range']
+
+
+def test_a_refused_type_is_quoted_and_a_missing_one_said_so():
+    document = {"fields": {"status": {"source": "s", "type": "colour"}, "name": {"source": "n"}}}
+
+    assert problems_of(document) == [
+        'fields.status.type: "colour" must be one of string, integer, decimal, boolean, date, datetime, email, '
+        "phone, enum",
+        "fields.name.type: (missing) must be one of string, integer, decimal, boolean, date, datetime, email, phone, "
+        "enum",
+    ]

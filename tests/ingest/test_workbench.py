@@ -90,12 +90,12 @@ def test_invalid_rows_show_their_problems_next_to_the_fields(admin_client, workb
 
     assert response.status_code == HTTPStatus.OK
     errors = {form.initial.get("field") or form["field"].value(): form.errors for form in response.context["formset"]}
-    assert errors["systemSizeKw"]["source"][0].startswith("is not a valid JMESPath expression")
+    assert errors["systemSizeKw"]["source"][0].startswith('"size[" is not a valid JMESPath expression')
     assert errors["systemSizeKw"]["options"] == [
         'scale: must be a number from 1e-12 to 1e12 in size, e.g. 0.001 for watts to kilowatts; got "x"'
     ]
-    assert errors["moduleCount"]["type"] == ["'date' cannot fill moduleCount; use integer, decimal"]
-    assert errors["currency"]["default"] == ["is not an ISO 4217 currency code"]
+    assert errors["moduleCount"]["type"] == ['"date" cannot fill moduleCount; use integer, decimal']
+    assert errors["currency"]["default"] == ['"dollars" is not an ISO 4217 currency code']
     assert errors["notes"]["options"] == ['Write the options as a JSON object, e.g. {"scale": 0.001}.']
     assert mapping_document_export(partner=partner) == CURRENT
 
@@ -165,8 +165,8 @@ def test_import_replaces_the_mappings_or_lists_every_problem(admin_client, partn
     )
     assert mapping_document_export(partner=partner) == CURRENT
     message = str(next(iter(refused.context["messages"])))
-    assert message.startswith("Nothing was imported: fields.city.source: is not a valid JMESPath expression")
-    assert "fields.colour: unknown canonical field" in message
+    assert message.startswith('Nothing was imported: fields.city.source: "town[" is not a valid JMESPath expression')
+    assert 'fields.colour: "colour" is not a canonical field' in message
 
     admin_client.post(
         workbench,
