@@ -7,8 +7,13 @@ trickling clients as there are threads made the worker unreachable. Here the wor
 without blocking, as a buffering proxy would, until its head and a body of known length (at most
 PUSH_MAX_BODY_BYTES) are in memory, and only then gives it to a thread, which parses it from memory. A request not
 complete within REQUEST_READ_TIMEOUT_SECONDS of its first byte is answered 408; a connection that sends nothing is
-closed after keepalive seconds. Bodies sent chunked, announced with `Expect: 100-continue` or larger than the limit
-are handed over as before (the API refuses the last two kinds without reading them).
+closed after keepalive seconds. No request reaches a thread before its body has arrived, whatever its shape: the
+main loop answers `Expect: 100-continue` itself and reads the body that follows, answers a chunked body 411 (Django
+cannot read one under WSGI) and a body over REQUEST_MAX_BODY_BYTES 413, on every path, without reading them; a
+request whose framing the parser refuses (two lengths, a length that is not digits) is handed over to be refused.
+Should the parser ever want more than the main loop read, a thread's read on the socket gives up after
+THREAD_READ_TIMEOUT_SECONDS, and a write to a client that reads nothing after THREAD_WRITE_TIMEOUT_SECONDS, instead
+of blocking for as long as the client likes.
 
 Errors: gunicorn answers some requests itself, before Django sees them: a request line that is not HTTP (400), one
 longer than `limit_request_line` (414), too many or too large headers (431), an unsupported transfer coding (501).
@@ -21,6 +26,8 @@ import contextlib
 import json
 import re
 import selectors
+import socket
+import struct
 import time
 from collections import deque
 from functools import partial
@@ -31,10 +38,16 @@ from gunicorn import util
 from gunicorn.workers.gthread import ThreadWorker
 
 _STATUS_LINE = re.compile(rb"^HTTP/1\.[01] (\d{3}) ")
-_CONTENT_LENGTH = re.compile(rb"^content-length:[ \t]*(\d{1,12})[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
-_HANDED_OVER_UNREAD = re.compile(rb"^(?:transfer-encoding|expect):", re.IGNORECASE | re.MULTILINE)
+_CONTENT_LENGTH = re.compile(rb"^content-length:[ \t]*(\d+)[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
+_ANY_CONTENT_LENGTH = re.compile(rb"^content-length:", re.IGNORECASE | re.MULTILINE)
+_TRANSFER_ENCODING = re.compile(rb"^transfer-encoding:(.*?)\r?$", re.IGNORECASE | re.MULTILINE)
+_EXPECT_CONTINUE = re.compile(rb"^expect:[ \t]*100-continue[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
+_CODINGS_THE_PARSER_ACCEPTS = {b"chunked", b"gzip", b"deflate", b"compress", b"identity"}
 _HEAD_END = b"\r\n\r\n"
 _RECV_SIZE = 64 * 1024
+_CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+THREAD_READ_TIMEOUT_SECONDS = 2
+THREAD_WRITE_TIMEOUT_SECONDS = 5
 
 _DETAILS = {
     400: "The request is not valid HTTP/1.1.",
@@ -46,13 +59,13 @@ _DETAILS = {
 _CODES = {400: "bad_request", 408: "request_timeout", 414: "uri_too_long", 431: "header_fields_too_large", 500: "error"}
 
 
-def problem_answer(status: int) -> bytes:
+def problem_answer(status: int, detail: str = "", code: str = "") -> bytes:
     """A whole HTTP/1.1 answer with a problem+json body, closing the connection as gunicorn's own answers do."""
     if status == 500:
         detail = "The service failed to handle this request; it has been logged."
     else:
-        detail = _DETAILS.get(status, f"The server refused the request ({HTTPStatus(status).phrase}).")
-    code = _CODES.get(status) or HTTPStatus(status).phrase.lower().replace(" ", "_").replace("-", "_")
+        detail = detail or _DETAILS.get(status, f"The server refused the request ({HTTPStatus(status).phrase}).")
+    code = code or _CODES.get(status) or HTTPStatus(status).phrase.lower().replace(" ", "_").replace("-", "_")
     # The same members as integration_service/problems.py's problem_body (which needs Django's app loaded).
     body = json.dumps(
         {"type": "about:blank", "title": HTTPStatus(status).phrase, "status": status, "detail": detail, "code": code}
@@ -68,14 +81,19 @@ def problem_answer(status: int) -> bytes:
 
 class IncomingRequest:
     """One request's bytes as they arrive, and whether a thread can take it over without waiting on the client:
-    its head and a body of known length have arrived, or it is one the parser refuses or reads itself (a head over
-    the limit, a body over the limit, chunked, or announced with `Expect: 100-continue`)."""
+    its head and a body of known length have arrived, or the parser refuses it from what has arrived (a head over
+    the limit, framing it does not accept). Once complete, `answer` may hold the main loop's own final answer
+    instead (a chunked body, one over the limit); `interim` holds a 100 Continue to send while the body is awaited.
+    """
 
     def __init__(self, *, head_limit: int, body_limit: int) -> None:
         self.data = bytearray()
         self.head_limit = head_limit
         self.body_limit = body_limit
         self.complete = False
+        self.answer = b""
+        self.interim = b""
+        self.continued = False  # a 100 Continue was sent: the parser must not send another
         self._searched = 0  # how far the end of the head has been looked for
         self._needed: int | None = None  # the whole request's length, once its head is known
 
@@ -92,12 +110,35 @@ class IncomingRequest:
         return self.complete
 
     def _body_to_wait_for(self, head: bytes) -> int:
-        if _HANDED_OVER_UNREAD.search(head):
-            return 0
+        codings = _TRANSFER_ENCODING.findall(head)
+        if codings:
+            named = {coding.strip(b" \t").lower() for value in codings for coding in value.split(b",")}
+            if named <= _CODINGS_THE_PARSER_ACCEPTS:
+                self.answer = problem_answer(
+                    411, "Send the body with a Content-Length header (chunked bodies are not read).", "length_required"
+                )
+            return 0  # else the parser refuses the coding
         lengths = _CONTENT_LENGTH.findall(head)
-        if len(lengths) != 1 or int(lengths[0]) > self.body_limit:
-            return 0  # no body, or one the parser or the service refuses without reading it
-        return int(lengths[0])
+        if len(lengths) != 1 or len(_ANY_CONTENT_LENGTH.findall(head)) != 1:
+            return 0  # no body, or framing the parser refuses
+        length = int(lengths[0])
+        if length > self.body_limit:
+            self.answer = problem_answer(
+                413, f"The request body is larger than the limit of {self.body_limit} bytes.", "payload_too_large"
+            )
+            return 0
+        if length and _EXPECT_CONTINUE.search(head):
+            self.interim = _CONTINUE
+            self.continued = True
+        return length
+
+
+def _bound_blocking_calls(sock: socket.socket) -> None:
+    """Threads use the socket in blocking mode (no Python timeout); the kernel's own timeouts still end a read or a
+    write that waits on the client too long (gunicorn then closes the connection). The main loop never blocks."""
+    with contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", THREAD_READ_TIMEOUT_SECONDS, 0))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", THREAD_WRITE_TIMEOUT_SECONDS, 0))
 
 
 class _CapturedAnswer:
@@ -128,13 +169,16 @@ class ProblemThreadWorker(ThreadWorker):
             super().enqueue_req(conn)
             return
         head_limit = self.cfg.limit_request_line + self.cfg.limit_request_fields * self.cfg.limit_request_field_size
-        conn.incoming = IncomingRequest(head_limit=head_limit, body_limit=settings.PUSH_MAX_BODY_BYTES)
+        conn.incoming = IncomingRequest(head_limit=head_limit, body_limit=settings.REQUEST_MAX_BODY_BYTES)
         conn.reading_since = time.monotonic()
+        if not conn.initialized:
+            _bound_blocking_calls(conn.sock)
         # A kept-alive connection may hold the start of its next request already (read ahead, or pipelined).
         if conn.initialized and conn.incoming.add(conn.parser.unreader.take_buffered()):
             self._hand_over(conn)
             return
         conn.sock.setblocking(False)
+        self._send_interim(conn)
         self.reading.append(conn)
         self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._on_readable, conn))
 
@@ -151,8 +195,19 @@ class ProblemThreadWorker(ThreadWorker):
         elif conn.incoming.add(data):
             self._stop_reading(conn)
             self._hand_over(conn)
+        else:
+            self._send_interim(conn)
+
+    def _send_interim(self, conn) -> None:
+        interim, conn.incoming.interim = conn.incoming.interim, b""
+        if interim:
+            with contextlib.suppress(OSError):  # a few bytes on a fresh socket; a client that reads nothing waits
+                conn.sock.send(interim)
 
     def _hand_over(self, conn) -> None:
+        if conn.incoming.answer:
+            self._close(conn, conn.incoming.answer)
+            return
         conn.data_ready = True  # gthread's own wait for a first byte is not needed
         super().enqueue_req(conn)
 
@@ -183,11 +238,17 @@ class ProblemThreadWorker(ThreadWorker):
 
     def handle(self, conn):  # in a thread, once the main loop has handed the connection over
         incoming, conn.incoming = getattr(conn, "incoming", None), None
+        conn.continued = incoming is not None and incoming.continued
         if incoming is not None and incoming.data:
             conn.sock.setblocking(True)
             conn.init()
             conn.parser.unreader.unread(bytes(incoming.data))
         return super().handle(conn)
+
+    def handle_request(self, req, conn):  # in a thread, with the request parsed
+        if conn.continued:
+            req._expected_100_continue = False  # the main loop has answered it already
+        return super().handle_request(req, conn)
 
     # --- gunicorn's own error answers ------------------------------------------------------------------------
 

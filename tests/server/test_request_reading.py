@@ -107,6 +107,100 @@ def test_a_large_body_reaches_the_service_whole(address):
     assert body["errors"] == [{"field": "password", "message": "Ensure this field has no more than 1024 characters."}]
 
 
+def push_head(*fields: bytes, path: bytes = b"/sandbox/api/v1/externals/push") -> bytes:
+    return b"POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n%s\r\n" % (
+        path,
+        b"".join(field + b"\r\n" for field in fields),
+    )
+
+
+# Requests the worker used to hand to a thread before their body had arrived: each trickling one held a thread.
+BODIES_NOT_READ_BEFORE = {
+    "expect-100-continue": push_head(b"Expect: 100-continue", b"Content-Length: 5000"),
+    "expect-on-the-admin-login": push_head(b"Expect: 100-continue", b"Content-Length: 5000", path=b"/admin/login/"),
+    "chunked": push_head(b"Transfer-Encoding: chunked"),
+    "chunked-on-the-admin-login": push_head(b"Transfer-Encoding: chunked", path=b"/admin/login/"),
+    "over-the-limit": push_head(b"Content-Length: 20000000"),
+    "over-the-limit-on-the-admin-login": push_head(b"Content-Length: 20000000", path=b"/admin/login/"),
+    "length-with-leading-zeros": push_head(b"Content-Length: 00000000000000005000"),
+}
+
+
+@pytest.mark.parametrize("opening", BODIES_NOT_READ_BEFORE.values(), ids=BODIES_NOT_READ_BEFORE.keys())
+def test_more_trickling_bodies_of_any_kind_than_threads_leave_others_answered(address, opening):
+    with tricklers_running(address, [opening], MANY):
+        probes = [probe(address) for _ in range(3)]
+
+    assert [status for status, _ in probes] == [401] * 3, probes
+    assert max(seconds for _, seconds in probes) < 1.0, probes
+
+
+def exchange(address: tuple[str, int], *pieces: bytes) -> bytes:
+    """Send `pieces` 0.2 s apart, then read the whole answer (the server closes the connection)."""
+    with socket.create_connection(address, timeout=5) as sock:
+        for piece in pieces:
+            sock.sendall(piece)
+            time.sleep(0.2)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return answer
+
+
+def test_a_body_announced_with_expect_100_continue_is_read_after_one_interim_answer(address):
+    body = b'{"email": "nobody@example.com", "password": "not-it"}'
+    head = push_head(
+        b"Expect: 100-continue",
+        b"Connection: close",
+        b"Content-Length: %d" % len(body),
+        path=b"/sandbox/api/v1/auth/email/login",
+    )
+    with socket.create_connection(address, timeout=5) as sock:
+        sock.sendall(head)
+        interim = sock.recv(65536)
+        sock.sendall(body)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+
+    assert interim == b"HTTP/1.1 100 Continue\r\n\r\n"
+    assert b"100 Continue" not in answer
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 401 Unauthorized\r\n")
+    assert json.loads(body)["code"] == "invalid_credentials"
+
+
+@pytest.mark.parametrize("path", [b"/sandbox/api/v1/externals/push", b"/admin/login/"])
+def test_a_chunked_body_is_411_on_any_path_without_waiting_for_it(address, path):
+    answer = exchange(address, push_head(b"Transfer-Encoding: chunked", path=path), b"5\r\nab")
+
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 411 Length Required\r\n")
+    assert b"Content-Type: application/problem+json" in head
+    assert json.loads(body) == {
+        "type": "about:blank",
+        "title": "Length Required",
+        "status": 411,
+        "detail": "Send the body with a Content-Length header (chunked bodies are not read).",
+        "code": "length_required",
+    }
+
+
+@pytest.mark.parametrize("path", [b"/sandbox/api/v1/externals/push", b"/admin/login/"])
+def test_a_body_over_every_limit_is_413_on_any_path_without_waiting_for_it(address, path):
+    answer = exchange(address, push_head(b"Content-Length: 20000000", path=path), b"{}")
+
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 413 Request Entity Too Large\r\n")
+    assert json.loads(body) == {
+        "type": "about:blank",
+        "title": "Request Entity Too Large",
+        "status": 413,
+        "detail": "The request body is larger than the limit of 10485760 bytes.",
+        "code": "payload_too_large",
+    }
+
+
 HEAD = b"POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\n"
 
 
@@ -118,9 +212,15 @@ HEAD = b"POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\n"
         pytest.param(HEAD + b"\r\nab", False, id="body-incomplete"),
         pytest.param(HEAD + b"\r\nabcd", True, id="body-complete"),
         pytest.param(HEAD + b"content-length: 4\r\n\r\n", True, id="two-lengths-for-the-parser"),
+        pytest.param(HEAD + b"content-length: +4\r\n\r\n", True, id="a-length-the-parser-refuses"),
+        pytest.param(b"POST /x HTTP/1.1\r\nContent-Length: 0000000000000004\r\n\r\nab", False, id="leading-zeros"),
         pytest.param(b"POST /x HTTP/1.1\r\nContent-Length: 999999\r\n\r\n", True, id="body-over-the-limit"),
         pytest.param(b"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", True, id="chunked"),
-        pytest.param(b"POST /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n", True, id="expect"),
+        pytest.param(b"POST /x HTTP/1.1\r\nTransfer-Encoding: rot13\r\n\r\n", True, id="unknown-coding"),
+        pytest.param(b"POST /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n", False, id="expect"),
+        pytest.param(
+            b"POST /x HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\nabcd", True, id="expect-body"
+        ),
         pytest.param(b"GET /" + b"a" * 200, True, id="head-over-the-limit"),
     ],
 )
