@@ -12,8 +12,9 @@ main loop answers `Expect: 100-continue` itself and reads the body that follows,
 cannot read one under WSGI) and a body over REQUEST_MAX_BODY_BYTES 413, on every path, without reading them; a
 request whose framing the parser refuses (two lengths, a length that is not digits) is handed over to be refused.
 Should the parser ever want more than the main loop read, a thread's read on the socket gives up after
-THREAD_READ_TIMEOUT_SECONDS, and a write to a client that reads nothing after THREAD_WRITE_TIMEOUT_SECONDS, instead
-of blocking for as long as the client likes.
+THREAD_READ_TIMEOUT_SECONDS, and writing an answer to a client that reads too little after
+THREAD_WRITE_TIMEOUT_SECONDS, instead of blocking for as long as the client likes. Connections are closed by the
+poller too: gthread waited in its main loop for each client to close its side.
 
 Errors: gunicorn answers some requests itself, before Django sees them: a request line that is not HTTP (400), one
 longer than `limit_request_line` (414), too many or too large headers (431), an unsupported transfer coding (501).
@@ -48,6 +49,8 @@ _RECV_SIZE = 64 * 1024
 _CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
 THREAD_READ_TIMEOUT_SECONDS = 2
 THREAD_WRITE_TIMEOUT_SECONDS = 5
+LINGER_SECONDS = 2.0  # as gunicorn's own close_graceful
+LINGER_MAX_BYTES = 64 * 1024
 
 _DETAILS = {
     400: "The request is not valid HTTP/1.1.",
@@ -134,11 +137,10 @@ class IncomingRequest:
 
 
 def _bound_blocking_calls(sock: socket.socket) -> None:
-    """Threads use the socket in blocking mode (no Python timeout); the kernel's own timeouts still end a read or a
-    write that waits on the client too long (gunicorn then closes the connection). The main loop never blocks."""
+    """gunicorn's parser reads in blocking mode (no Python timeout); the kernel's own timeout still ends a read that
+    waits on the client too long (gunicorn then closes the connection). The main loop never blocks."""
     with contextlib.suppress(OSError):
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", THREAD_READ_TIMEOUT_SECONDS, 0))
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", THREAD_WRITE_TIMEOUT_SECONDS, 0))
 
 
 class _CapturedAnswer:
@@ -161,6 +163,7 @@ class ProblemThreadWorker(ThreadWorker):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.reading = deque()  # connections whose request the main loop is reading, oldest first
+        self.lingering = deque()  # connections answered for the last time, waiting for the client to close
 
     # --- reading requests in the main loop -------------------------------------------------------------------
 
@@ -191,7 +194,7 @@ class ProblemThreadWorker(ThreadWorker):
             data = b""
         if not data:  # the client closed the connection
             self._stop_reading(conn)
-            self._close(conn)
+            self._end(conn)
         elif conn.incoming.add(data):
             self._stop_reading(conn)
             self._hand_over(conn)
@@ -216,10 +219,50 @@ class ProblemThreadWorker(ThreadWorker):
         with contextlib.suppress(KeyError, ValueError, OSError):
             self.poller.unregister(conn.sock)
 
+    # --- closing connections without waiting on the client -----------------------------------------------------
+
+    def finish_request(self, conn, fs) -> None:  # on the main loop, once a thread is done with the connection
+        if fs.cancelled() or fs.exception() is not None or fs.result():
+            super().finish_request(conn, fs)  # kept alive, deferred, or a crash (closed at once)
+        else:
+            # gthread would wait here, in the main loop, up to 2 s for the client to close its side: a client that
+            # never does froze the worker that long, and twenty of them froze both for 20 s.
+            self._close(conn)
+
     def _close(self, conn, answer: bytes = b"") -> None:
-        if answer:
-            with contextlib.suppress(OSError):  # non-blocking: a client that reads nothing gets nothing
-                conn.sock.send(answer)
+        """Send `answer` if the socket takes it at once, then close as RFC 9112 section 9.6 asks (half-close, read
+        what the client still sends until it closes), with the poller doing the waiting, LINGER_SECONDS at most."""
+        try:
+            conn.sock.setblocking(False)
+            if answer:
+                conn.sock.send(answer)  # a client that reads nothing gets nothing
+            conn.sock.shutdown(socket.SHUT_WR)
+            self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._on_lingering_readable, conn))
+        except (OSError, KeyError, ValueError):
+            self._end(conn)
+            return
+        conn.lingering_until = time.monotonic() + LINGER_SECONDS
+        conn.lingering_drained = 0
+        self.lingering.append(conn)
+
+    def _on_lingering_readable(self, conn, sock) -> None:
+        try:
+            data = sock.recv(_RECV_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        conn.lingering_drained += len(data)
+        if not data or conn.lingering_drained > LINGER_MAX_BYTES:
+            self._stop_lingering(conn)
+
+    def _stop_lingering(self, conn) -> None:
+        self.lingering.remove(conn)
+        with contextlib.suppress(KeyError, ValueError, OSError):
+            self.poller.unregister(conn.sock)
+        self._end(conn)
+
+    def _end(self, conn) -> None:
         self.nr_conns -= 1
         conn.close()
 
@@ -227,11 +270,13 @@ class ProblemThreadWorker(ThreadWorker):
         """Runs about once a second on the main loop: also ends requests that take too long to arrive."""
         super().murder_pending()
         now = time.monotonic()
+        while self.lingering and self.lingering[0].lingering_until < now:
+            self._stop_lingering(self.lingering[0])
         for conn in list(self.reading):
             waited = now - conn.reading_since
             if not conn.incoming.data and (waited > self.cfg.keepalive or not self.alive):
                 self._stop_reading(conn)
-                self._close(conn)
+                self._end(conn)
             elif conn.incoming.data and waited > settings.REQUEST_READ_TIMEOUT_SECONDS:
                 self._stop_reading(conn)
                 self._close(conn, problem_answer(408))
@@ -246,6 +291,9 @@ class ProblemThreadWorker(ThreadWorker):
         return super().handle(conn)
 
     def handle_request(self, req, conn):  # in a thread, with the request parsed
+        # sendall's timeout bounds the whole answer's writing (the kernel's SO_SNDTIMEO would be per send call, and
+        # a client reading nothing held a thread three times as long).
+        conn.sock.settimeout(THREAD_WRITE_TIMEOUT_SECONDS)
         if conn.continued:
             req._expected_100_continue = False  # the main loop has answered it already
         return super().handle_request(req, conn)

@@ -9,7 +9,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -22,9 +22,12 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def gunicorn_serving(*, migrated: bool = False, **env: str) -> Iterator[tuple[str, int]]:
+def gunicorn_serving(
+    *, migrated: bool = False, prepare: Callable[[dict[str, str]], None] | None = None, **env: str
+) -> Iterator[tuple[str, int]]:
     """Serve the project as `make run` and production do (gunicorn.conf.py) on a new SQLite database, empty unless
-    `migrated` (an unauthenticated call is answered 401 before any query). Yields (host, port)."""
+    `migrated` (an unauthenticated call is answered 401 before any query); `prepare` is given the environment to
+    run management commands in before gunicorn starts. Yields (host, port)."""
     port = free_port()
     with tempfile.TemporaryDirectory() as directory:
         environment = {
@@ -40,6 +43,8 @@ def gunicorn_serving(*, migrated: bool = False, **env: str) -> Iterator[tuple[st
             subprocess.run(
                 [sys.executable, "manage.py", "migrate", "--no-input", "-v0"], cwd=ROOT, env=environment, check=True
             )
+        if prepare:
+            prepare(environment)
         process = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}"],
             cwd=ROOT,
@@ -57,6 +62,13 @@ def gunicorn_serving(*, migrated: bool = False, **env: str) -> Iterator[tuple[st
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def manage(environment: dict[str, str], *arguments: str) -> str:
+    """Run a management command against the served database; its output."""
+    return subprocess.run(
+        [sys.executable, "manage.py", *arguments], cwd=ROOT, env=environment, check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def _wait_until_answering(address: str) -> None:
