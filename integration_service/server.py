@@ -4,17 +4,18 @@ answers gunicorn's own errors as problem+json.
 Reading: gthread hands a connection to a thread as soon as it has a byte to read, and that thread then blocks until
 the request's headers (and, in Django, its body) have arrived, so clients that send slowly hold threads: as many
 trickling clients as there are threads made the worker unreachable. Here the worker's main loop reads each request
-without blocking, as a buffering proxy would, until its head and a body of known length (at most
-PUSH_MAX_BODY_BYTES) are in memory, and only then gives it to a thread, which parses it from memory. A request not
-complete within REQUEST_READ_TIMEOUT_SECONDS of its first byte is answered 408; a connection that sends nothing is
-closed after keepalive seconds. No request reaches a thread before its body has arrived, whatever its shape: the
-main loop answers `Expect: 100-continue` itself and reads the body that follows, answers a chunked body 411 (Django
-cannot read one under WSGI) and a body over REQUEST_MAX_BODY_BYTES 413, on every path, without reading them; a
-request whose framing the parser refuses (two lengths, a length that is not digits) is handed over to be refused.
-Should the parser ever want more than the main loop read, a thread's read on the socket gives up after
-THREAD_READ_TIMEOUT_SECONDS, and writing an answer to a client that reads too little after
-THREAD_WRITE_TIMEOUT_SECONDS, instead of blocking for as long as the client likes. Connections are closed by the
-poller too: gthread waited in its main loop for each client to close its side.
+without blocking, as a buffering proxy would, until its head and its body are in memory, and only then gives it to
+a thread, which parses it from memory. A request not complete within REQUEST_READ_TIMEOUT_SECONDS of its first byte
+is answered 408; a connection that sends nothing is closed after keepalive seconds. No request reaches a thread
+before its body has arrived, whatever its shape: the main loop answers `Expect: 100-continue` itself and reads the
+body that follows, and answers a chunked body 411 (Django cannot read one under WSGI) and a body over its route's
+limit (an API route's, else REQUEST_MAX_BODY_BYTES) 413 without reading them; a request whose framing the parser
+refuses (two lengths, a length that is not digits) is handed over to be refused from memory. Should the parser ever
+want more than the main loop read, a thread's read gives up after THREAD_READ_TIMEOUT_SECONDS, and writing an answer
+to a client that reads too little after THREAD_WRITE_TIMEOUT_SECONDS, instead of as long as the client likes.
+
+Closing: gthread closed a connection after its last answer by waiting in its main loop, up to 2 s, for the client
+to close its side; here the poller does the waiting.
 
 Errors: gunicorn answers some requests itself, before Django sees them: a request line that is not HTTP (400), one
 longer than `limit_request_line` (414), too many or too large headers (431), an unsupported transfer coding (501).
@@ -31,6 +32,7 @@ import socket
 import struct
 import time
 from collections import deque
+from collections.abc import Callable
 from functools import partial
 from http import HTTPStatus
 
@@ -89,10 +91,13 @@ class IncomingRequest:
     instead (a chunked body, one over the limit); `interim` holds a 100 Continue to send while the body is awaited.
     """
 
-    def __init__(self, *, head_limit: int, body_limit: int) -> None:
+    def __init__(
+        self, *, head_limit: int, body_limit: int, route_body_limit: Callable[[str], int | None] = lambda path: None
+    ) -> None:
         self.data = bytearray()
         self.head_limit = head_limit
         self.body_limit = body_limit
+        self.route_body_limit = route_body_limit  # a path's own, lower limit, if it has one
         self.complete = False
         self.answer = b""
         self.interim = b""
@@ -125,15 +130,30 @@ class IncomingRequest:
         if len(lengths) != 1 or len(_ANY_CONTENT_LENGTH.findall(head)) != 1:
             return 0  # no body, or framing the parser refuses
         length = int(lengths[0])
-        if length > self.body_limit:
+        limit = min(self.body_limit, self.route_body_limit(_path(head)) or self.body_limit)
+        if length > limit:
             self.answer = problem_answer(
-                413, f"The request body is larger than the limit of {self.body_limit} bytes.", "payload_too_large"
+                413, f"The request body is larger than the limit of {limit} bytes.", "payload_too_large"
             )
             return 0
         if length and _EXPECT_CONTINUE.search(head):
             self.interim = _CONTINUE
             self.continued = True
         return length
+
+
+def _path(head: bytes) -> str:
+    """The path of a request line in origin form (`POST /path?query HTTP/1.1`), else ''."""
+    parts = head.split(b"\r\n", 1)[0].split(b" ")
+    if len(parts) != 3 or not parts[1].startswith(b"/"):
+        return ""
+    return parts[1].split(b"?", 1)[0].decode("latin-1")
+
+
+def _api_body_limit(path: str) -> int | None:
+    from integration_service.middleware import body_limit, is_api_path  # needs Django's apps, loaded by then
+
+    return body_limit(path) if is_api_path(path) else None
 
 
 def _bound_blocking_calls(sock: socket.socket) -> None:
@@ -172,7 +192,9 @@ class ProblemThreadWorker(ThreadWorker):
             super().enqueue_req(conn)
             return
         head_limit = self.cfg.limit_request_line + self.cfg.limit_request_fields * self.cfg.limit_request_field_size
-        conn.incoming = IncomingRequest(head_limit=head_limit, body_limit=settings.REQUEST_MAX_BODY_BYTES)
+        conn.incoming = IncomingRequest(
+            head_limit=head_limit, body_limit=settings.REQUEST_MAX_BODY_BYTES, route_body_limit=_api_body_limit
+        )
         conn.reading_since = time.monotonic()
         if not conn.initialized:
             _bound_blocking_calls(conn.sock)

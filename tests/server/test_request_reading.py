@@ -186,9 +186,16 @@ def test_a_chunked_body_is_411_on_any_path_without_waiting_for_it(address, path)
     }
 
 
-@pytest.mark.parametrize("path", [b"/sandbox/api/v1/externals/push", b"/admin/login/"])
-def test_a_body_over_every_limit_is_413_on_any_path_without_waiting_for_it(address, path):
-    answer = exchange(address, push_head(b"Content-Length: 20000000", path=path), b"{}")
+@pytest.mark.parametrize(
+    ("path", "length", "limit"),
+    [
+        pytest.param(b"/sandbox/api/v1/externals/push", 2_000_000, 1048576, id="push"),
+        pytest.param(b"/api/v1/externals/push/batch", 20_000_000, 10485760, id="batch-push"),
+        pytest.param(b"/admin/login/", 20_000_000, 10485760, id="admin"),
+    ],
+)
+def test_a_body_over_its_routes_limit_is_413_without_waiting_for_it(address, path, length, limit):
+    answer = exchange(address, push_head(b"Content-Length: %d" % length, path=path), b"{}")
 
     head, _, body = answer.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 413 Request Entity Too Large\r\n")
@@ -196,7 +203,7 @@ def test_a_body_over_every_limit_is_413_on_any_path_without_waiting_for_it(addre
         "type": "about:blank",
         "title": "Request Entity Too Large",
         "status": 413,
-        "detail": "The request body is larger than the limit of 10485760 bytes.",
+        "detail": f"The request body is larger than the limit of {limit} bytes.",
         "code": "payload_too_large",
     }
 
