@@ -4,9 +4,10 @@ from typing import Any
 from django import forms
 
 from ingest.converters import MAPPING_TYPES
-from ingest.mapping_documents import rule_problems
+from ingest.mapping_documents import TYPES_FOR_KIND, rule_problems
 from ingest.normalization import FieldRule
 from projects.canonical import CANONICAL_FIELDS
+from projects.choices import ProjectStatus
 
 RULE_FORM_FIELDS = {"source", "type", "default", "required"}
 
@@ -23,11 +24,19 @@ class MappingRowForm(forms.Form):
     """One canonical field's mapping in the workbench; a row with neither source nor type leaves the field unmapped."""
 
     field = forms.CharField(widget=forms.HiddenInput)
-    source = forms.CharField(required=False, widget=forms.TextInput(attrs={"size": 32}))
+    source = forms.CharField(required=False, widget=forms.TextInput(attrs={"size": 28}))
     type = forms.ChoiceField(required=False, choices=[("", "— not mapped —"), *((t, t) for t in MAPPING_TYPES)])
-    options = forms.CharField(required=False, widget=forms.TextInput(attrs={"size": 22, "placeholder": "{}"}))
+    options = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 22, "placeholder": '{"scale": 0.001}', "spellcheck": "false"}),
+    )
     default = forms.CharField(required=False, widget=forms.TextInput(attrs={"size": 8}))
     required = forms.BooleanField(required=False)
+
+    @property
+    def guide(self) -> dict:
+        """What the row's canonical field expects: the mapping types that fill it, allowed values, type options."""
+        return FIELD_GUIDES.get(self["field"].value(), {})
 
     def clean(self) -> dict:
         data = super().clean()
@@ -57,6 +66,43 @@ class MappingRowForm(forms.Form):
         data["spec"] = spec
         return data
 
+
+OPTION_EXAMPLES = {
+    "integer": '{"scale": 0.001}: watts to kilowatts',
+    "decimal": '{"scale": 0.001}: watts to kilowatts',
+    "date": '{"formats": ["%m/%d/%Y"]}',
+    "datetime": '{"formats": ["%m/%d/%Y %H:%M"]}',
+    "phone": '{"region": "US"}',
+    "enum": '{"values": {"closedwon": "contracted"}}',
+}
+
+
+def _typical_types(canonical) -> tuple[str, ...]:
+    """The types whose options are worth an example on this field's row (text fields take every type)."""
+    if canonical.kind in ("integer", "decimal"):
+        return ("decimal",)
+    if canonical.kind == "date":
+        return ("date",)
+    if canonical.choices:
+        return ("enum",)
+    return ("phone",) if canonical.name == "customerPhone" else ()
+
+
+def _field_guide(canonical) -> dict:
+    types = TYPES_FOR_KIND[canonical.kind]
+    allowed = {
+        "status": ", ".join(ProjectStatus.values),
+        "currency": "an ISO 4217 code, e.g. USD, EUR, AUD",
+    }.get(canonical.choices or "")
+    return {
+        "kind": canonical.kind + (f", up to {canonical.max_length} characters" if canonical.max_length else ""),
+        "types": ", ".join(types),
+        "allowed": allowed,
+        "options": [OPTION_EXAMPLES[t] for t in _typical_types(canonical)],
+    }
+
+
+FIELD_GUIDES = {canonical.name: _field_guide(canonical) for canonical in CANONICAL_FIELDS}
 
 MappingRowFormSet = forms.formset_factory(MappingRowForm, extra=0)
 

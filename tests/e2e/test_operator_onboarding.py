@@ -139,7 +139,7 @@ def test_an_operator_onboards_a_partner_in_the_browser(browser_page, live_server
     page.select_option("#row-name select", "string")
     page.fill("#row-systemSizeKw input[name$=source]", "deal.size_w")
     page.select_option("#row-systemSizeKw select", "decimal")
-    page.fill("#row-systemSizeKw input[name$=options]", '{"scale": 0.001}')
+    page.fill("#row-systemSizeKw textarea[name$=options]", '{"scale": 0.001}')
     page.click("#preview-button")
     preview = page.inner_text("#content-main")
     assert "systemSizeKw = 8.8" in preview and "systemSizeKw: not a number" in preview
@@ -183,7 +183,7 @@ def test_an_operator_onboards_a_partner_in_the_browser(browser_page, live_server
     page.goto(base + "/admin/partners/partner/")
     page.click("text=Bright Roofs")
     page.click("#open-workbench")
-    page.fill("#row-systemSizeKw input[name$=options]", "")  # forgets the W → kW scale
+    page.fill("#row-systemSizeKw textarea[name$=options]", "")  # forgets the W → kW scale
     page.fill("#version-note", "size without scale")
     page.click("#save-button")
     page.wait_for_selector("text=Saved mapping version 2 for Bright Roofs (2 field(s)).")

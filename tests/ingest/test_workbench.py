@@ -263,3 +263,21 @@ def test_source_keys_read_a_bounded_number_of_bytes(admin_client, partner, make_
     assert (discovery.documents, discovery.capped) == (2, True)
     assert [(key.path, key.count) for key in discovery.keys] == [("notes", 2)]
     assert 'id="discovery-capped"' in response.content.decode()
+
+
+def test_each_row_says_what_its_field_expects_and_preview_lands_on_its_results(admin_client, workbench):
+    response = admin_client.get(workbench)
+
+    guides = {form["field"].value(): form.guide for form in response.context["formset"]}
+    assert guides["systemSizeKw"] == {
+        "kind": "decimal",
+        "types": "integer, decimal",
+        "allowed": None,
+        "options": ['{"scale": 0.001}: watts to kilowatts'],
+    }
+    assert guides["status"]["allowed"].startswith("lead, proposal, contracted")
+    assert guides["currency"]["allowed"] == "an ISO 4217 code, e.g. USD, EUR, AUD"
+    assert guides["name"]["options"] == []
+    page = response.content.decode()
+    assert '<form method="post" id="workbench-form" action="#preview">' in page
+    assert '<textarea name="rows-12-options"' in page  # systemSizeKw's options: a multi-line box
