@@ -3,6 +3,18 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
+METRICS_DIR ?= $(CURDIR)/.prometheus-multiproc
+
+define WAIT_FOR_SERVER
+import sys, time, urllib.request
+for _ in range(300):
+    try:
+        urllib.request.urlopen(sys.argv[1], timeout=1)
+        break
+    except OSError:
+        time.sleep(0.1)
+endef
+export WAIT_FOR_SERVER
 
 # Local defaults; the environment overrides them (see README "Configuration").
 export DEBUG ?= 1
@@ -21,14 +33,20 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e ".[test]"
 	touch $@ $(VENV)/.installed
 
+# gunicorn (gunicorn.conf.py, the production configuration too: WORKERS, THREADS from the environment) and one
+# background worker (reprocessing, webhooks, e-mail) share a fresh Prometheus multiprocess directory. The demo data is
+# written before they start (SQLite takes one writer at a time); its logins are printed last, once the server
+# answers, above the request log. Both processes stop together.
 run: $(VENV)/.installed
-	$(BIN)/python manage.py migrate --no-input
+	$(BIN)/python manage.py migrate --no-input --verbosity 0
 	$(BIN)/python manage.py collectstatic --no-input --verbosity 0
-	$(BIN)/python manage.py seed_demo --base-url http://127.0.0.1:$(PORT)
-	@# One background worker (reprocessing, webhooks, e-mail) beside gunicorn; it stops when gunicorn does.
-	@# gunicorn.conf.py is the production configuration too (WORKERS, THREADS from the environment).
-	$(BIN)/python manage.py db_worker --queue-name default,webhooks & WORKER=$$!; trap 'kill $$WORKER 2>/dev/null' EXIT INT TERM; \
-	$(BIN)/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:$(PORT) --access-logfile -
+	@rm -rf $(METRICS_DIR) && mkdir -p $(METRICS_DIR)
+	@LOGINS=$$($(BIN)/python manage.py seed_demo --base-url http://127.0.0.1:$(PORT)) || exit 1; \
+	export PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR); \
+	$(BIN)/python manage.py db_worker --queue-name default,webhooks & WORKER=$$!; \
+	$(BIN)/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:$(PORT) & SERVER=$$!; \
+	trap 'kill $$WORKER $$SERVER 2>/dev/null' EXIT INT TERM; \
+	$(BIN)/python -c "$$WAIT_FOR_SERVER" http://127.0.0.1:$(PORT)/healthz && echo "$$LOGINS" && wait $$SERVER
 
 test: $(VENV)/.installed-test chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
@@ -54,4 +72,4 @@ check-migrations: $(VENV)/.installed-test
 	$(BIN)/python manage.py makemigrations --check --dry-run
 
 clean:
-	rm -rf $(VENV) staticfiles db.sqlite3
+	rm -rf $(VENV) staticfiles db.sqlite3 $(METRICS_DIR)

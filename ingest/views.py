@@ -18,6 +18,7 @@ from ingest.serializers import (
 from ingest.services import push_receive
 from integration_service.openapi import problem_responses
 from partners.throttling import client_id_records_take
+from observability.metrics import push_observed
 
 
 class PushView(APIView):
@@ -46,6 +47,11 @@ class PushView(APIView):
             external_id=serializer.validated_data["id"],
             data=serializer.validated_data["data"],
             body=decode_body(body, body_charset(request.content_type)),
+        )
+        push_observed(
+            environment=environment,
+            result="created" if result.created else "updated" if result.changed else "unchanged",
+            issue_fields=[issue["field"] for issue in result.project.issues],
         )
         return Response(
             PushResponseSerializer(result).data, status=HTTPStatus.CREATED if result.created else HTTPStatus.OK

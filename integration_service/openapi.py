@@ -32,6 +32,9 @@ class ProblemSerializer(serializers.Serializer):
     detail = serializers.CharField()
     code = serializers.CharField(help_text="A stable machine-readable word, e.g. token_not_valid.")
     errors = ProblemFieldErrorSerializer(many=True, required=False)
+    requestId = serializers.CharField(
+        required=False, help_text="The response's X-Request-ID: quote it to support to find this request."
+    )
 
 
 def problem_responses(*statuses: int) -> dict:

@@ -1,6 +1,7 @@
 """Every API error as RFC 9457 problem+json: DRF's exceptions, our domain errors, and Django's 404/500.
 
-Body: {"type", "title", "status", "detail", "code"} plus "errors": [{"field", "message"}] for validation.
+Body: {"type", "title", "status", "detail", "code", "requestId"} plus "errors": [{"field", "message"}] for
+validation.
 """
 
 import logging
@@ -15,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 from integration_service.errors import ServiceError
+from observability.request_ids import current_request_id
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 
@@ -31,6 +33,8 @@ def problem_body(status_code: int, detail: str, *, code: str, errors: list[dict]
     }
     if errors:
         body["errors"] = errors
+    if request_id := current_request_id():
+        body["requestId"] = request_id  # the X-Request-ID of the response: a support ticket finds its log line
     return body
 
 

@@ -59,9 +59,11 @@ INSTALLED_APPS = [
     "ingest",
     "audit",
     "webhooks",
+    "observability",
 ]
 
 MIDDLEWARE = [
+    "observability.middleware.RequestObservabilityMiddleware",  # first: every response gets X-Request-ID
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "integration_service.middleware.ApiProblemMiddleware",
@@ -260,11 +262,32 @@ EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", not EMAIL_USE_SSL)
 EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "integration@localhost")
 
+# Who may read /metrics besides loopback: `Authorization: Bearer <METRICS_TOKEN>` (empty: loopback only).
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+
+# One JSON object per line (LOG_FORMAT=plain for people reading a terminal), each carrying the request id.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(levelname)s %(name)s %(message)s %(request_id)s",
+            "rename_fields": {"levelname": "level", "name": "logger"},
+            "timestamp": "time",
+        },
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": os.environ.get("LOG_FORMAT", "json"),
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # The request line says it already; crashes (5xx) are still logged with their traceback.
+        "django.request": {"level": "ERROR"},
+    },
 }

@@ -5,6 +5,7 @@ from django.views.generic import RedirectView
 from ingest.views import PushBatchView, PushView
 from integration_service.schema_views import SchemaView, SwaggerView
 from integration_service.views import api_not_found
+from observability import views as observability
 from partners.choices import Environment
 from partners.views import LoginView
 from projects.views import ProjectDetailView, ProjectListView
@@ -22,6 +23,9 @@ api_patterns = [
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("healthz", observability.healthz, name="healthz"),
+    path("readyz", observability.readyz, name="readyz"),
+    path("metrics", observability.metrics, name="metrics"),
     path("api/v1/schema/", SchemaView.as_view(), name="schema"),
     path("api/v1/docs/", SwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path("api/v1/", include((api_patterns, "api"), namespace="production"), {"environment": Environment.PRODUCTION}),

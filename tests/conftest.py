@@ -1,6 +1,7 @@
 from collections.abc import Callable
 from datetime import datetime
 from http import HTTPStatus
+from unittest.mock import ANY
 
 import pytest
 from django.core.cache import cache
@@ -21,8 +22,15 @@ ROOTS = {SANDBOX: "sandbox", PRODUCTION: "production"}
 
 
 def problem(status: int, detail: str, code: str) -> dict:
-    """A problem+json body as the API answers errors (without validation `errors`)."""
-    return {"type": "about:blank", "title": HTTPStatus(status).phrase, "status": status, "detail": detail, "code": code}
+    """A problem+json body as the API answers errors (without validation `errors`); any request id matches."""
+    return {
+        "type": "about:blank",
+        "title": HTTPStatus(status).phrase,
+        "status": status,
+        "detail": detail,
+        "code": code,
+        "requestId": ANY,
+    }
 
 
 def url(environment: str, name: str, **kwargs) -> str:

@@ -36,6 +36,7 @@ def test_unknown_paths_are_404_problems(path, debug):
         "status": 404,
         "detail": f"No endpoint at {path}.",
         "code": "not_found",
+        "requestId": response["X-Request-ID"],
     }
 
 
@@ -50,6 +51,7 @@ def test_wrong_method_is_405_problem(db):
         "status": 405,
         "detail": 'Method "GET" not allowed.',
         "code": "method_not_allowed",
+        "requestId": response["X-Request-ID"],
     }
 
 
@@ -71,6 +73,7 @@ def test_a_crash_is_a_500_problem_without_traceback(sandbox_client, monkeypatch,
         "status": 500,
         "detail": "The service failed to handle this request; it has been logged.",
         "code": "error",
+        "requestId": response["X-Request-ID"],
     }
 
 
@@ -108,6 +111,7 @@ def test_a_database_outage_is_a_503_problem_with_retry_after(sandbox_client, mon
         "status": 503,
         "detail": "The database is briefly unreachable. Send the request again shortly; a push is safe to repeat.",
         "code": "unavailable",
+        "requestId": response["X-Request-ID"],
     }
 
 

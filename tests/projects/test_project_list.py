@@ -211,6 +211,7 @@ def test_bad_date_filter_is_400_naming_the_parameter(sandbox_client, param, valu
         "detail": f"{param}: {message}",
         "code": "invalid",
         "errors": [{"field": param, "message": message}],
+        "requestId": response["X-Request-ID"],
     }
 
 

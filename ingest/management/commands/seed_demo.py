@@ -30,6 +30,13 @@ def demo_client_key(environment: Environment) -> str:
     return f"{CLIENT_ID_PREFIXES[environment]}demo_{digest.hexdigest()[:32]}"
 
 
+def boxed(lines: list[str]) -> str:
+    """The lines in a frame, so they stand out in a terminal full of server output."""
+    width = max(len(line) for line in lines)
+    rule = "─" * (width + 2)
+    return "\n".join(["", f"┌{rule}┐", *(f"│ {line.ljust(width)} │" for line in lines), f"└{rule}┘", ""])
+
+
 class Command(BaseCommand):
     help = "Create (or refresh) a demo partner with user, ClientIDs, mappings and sandbox projects, and an admin."
 
@@ -49,19 +56,17 @@ class Command(BaseCommand):
         self._demo_projects(user, ClientId.objects.get(key_hash=client_id_hash(keys[Environment.SANDBOX])))
 
         base_url = base_url.rstrip("/")
-        self.stdout.write(
-            "\n".join(
-                [
-                    "",
-                    "Demo data is ready.",
-                    f"  Admin (operators):   {base_url}/admin/   {ADMIN_EMAIL} / {ADMIN_PASSWORD}",
-                    f"  Partner user:        {DEMO_USER_EMAIL} / {DEMO_USER_PASSWORD}   (partner '{partner.slug}')",
-                    f"  Sandbox root:        {base_url}/sandbox/api/v1/   ClientID: {keys[Environment.SANDBOX]}",
-                    f"  Production root:     {base_url}/api/v1/   ClientID: {keys[Environment.PRODUCTION]}",
-                    "",
-                ]
-            )
-        )
+        lines = [
+            "Demo data is ready. Logins:",
+            "",
+            f"Admin (operators):   {base_url}/admin/   {ADMIN_EMAIL} / {ADMIN_PASSWORD}",
+            f"Partner user:        {DEMO_USER_EMAIL} / {DEMO_USER_PASSWORD}   (partner '{partner.slug}')",
+            f"Sandbox root:        {base_url}/sandbox/api/v1/   ClientID: {keys[Environment.SANDBOX]}",
+            f"Production root:     {base_url}/api/v1/   ClientID: {keys[Environment.PRODUCTION]}",
+            "",
+            f"For the README's quickstart:  CLIENT_ID={keys[Environment.SANDBOX]}",
+        ]
+        self.stdout.write(boxed(lines))
 
     def _mappings(self, partner: Partner) -> None:
         """The demo document as the version both environments use; a new version only when it differs."""

@@ -1,0 +1,61 @@
+"""The service's Prometheus metrics, and the functions the code records them with.
+
+Under gunicorn set PROMETHEUS_MULTIPROC_DIR (an empty directory, shared by the web workers and `db_worker` on one
+machine): prometheus-client then writes every process's values there and /metrics adds them up. Without it the
+values live in the one process, which is right for `runserver` and tests. Only counters and histograms are
+recorded in-process (no live gauges), so no gunicorn hook is needed when a worker exits. What the database knows
+(queue depth, reprocess runs) is read at scrape time by observability.collectors.
+"""
+
+from prometheus_client import Counter, Histogram
+
+KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+PUSH_RESULTS = ("created", "updated", "unchanged", "refused")
+
+REQUESTS = Counter(
+    "integration_http_requests",
+    "HTTP requests answered, by route (URL pattern name), method, status and environment.",
+    ["route", "method", "status", "environment"],
+)
+REQUEST_SECONDS = Histogram(
+    "integration_http_request_duration_seconds",
+    "Time from the request reaching Django to its response, by route, method and environment.",
+    ["route", "method", "environment"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+)
+PUSHES = Counter(
+    "integration_pushes",
+    "Pushes by environment and result: created, updated, unchanged (nothing changed), refused (any 4xx).",
+    ["environment", "result"],
+)
+NORMALIZATION_ISSUES = Counter(
+    "integration_normalization_issues",
+    "Issues found while normalizing pushes, by canonical field and environment.",
+    ["environment", "field"],
+)
+WEBHOOK_DELIVERIES = Counter(
+    "integration_webhook_deliveries",
+    "Webhook delivery attempts by result (e.g. delivered, failed, gave_up).",
+    ["result"],
+)
+
+
+def request_observed(*, route: str, method: str, status: int, environment: str, seconds: float) -> None:
+    method = method if method in KNOWN_METHODS else "other"  # a client chooses the method: keep the label bounded
+    environment = environment or "none"
+    REQUESTS.labels(route, method, str(status), environment).inc()
+    REQUEST_SECONDS.labels(route, method, environment).observe(seconds)
+
+
+def push_observed(*, environment: str, result: str, issue_fields: list[str] = ()) -> None:
+    PUSHES.labels(environment, result).inc()
+    for field in issue_fields:
+        NORMALIZATION_ISSUES.labels(environment, field).inc()
+
+
+def webhook_delivery_observed(*, result: str) -> None:
+    """The hook for webhook deliveries: call once per attempt, with a result from a small fixed set.
+
+    A worker's counts reach /metrics when it shares the web processes' PROMETHEUS_MULTIPROC_DIR (one machine).
+    """
+    WEBHOOK_DELIVERIES.labels(result).inc()

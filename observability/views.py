@@ -1,0 +1,95 @@
+"""GET /healthz, /readyz and /metrics: unauthenticated (metrics: loopback or token), cheap, never cached."""
+
+import logging
+import os
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import DatabaseError, connections
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_safe
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest, multiprocess
+
+from integration_service.problems import problem_body, problem_response
+from observability.access import metrics_access_allowed
+from observability.collectors import DatabaseCollector
+
+logger = logging.getLogger(__name__)
+
+READINESS_CACHE_KEY = "readyz"
+
+
+@never_cache
+@require_safe
+def healthz(request: HttpRequest) -> JsonResponse:
+    """The process answers. Nothing else is touched, so a database outage does not get workers restarted."""
+    return JsonResponse({"status": "ok"})
+
+
+def _database_reachable() -> bool:
+    connection = connections["default"]
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except DatabaseError as error:
+        logger.warning("Readiness: database unreachable: %s", error)
+        connection.close_if_unusable_or_obsolete()
+        return False
+    return True
+
+
+def _cache_reachable() -> bool:
+    try:
+        cache.set(READINESS_CACHE_KEY, "1", timeout=5)
+        return cache.get(READINESS_CACHE_KEY) == "1"
+    except Exception as error:  # every cache backend raises its own errors (redis.ConnectionError, OSError, …)
+        logger.warning("Readiness: cache unreachable: %s", error)
+        return False
+
+
+@never_cache
+@require_safe
+def readyz(request: HttpRequest) -> JsonResponse:
+    """Ready to serve: the database and the cache both answer. 503 problem naming what does not."""
+    checks = {
+        "database": "ok" if _database_reachable() else "unreachable",
+        "cache": "ok" if _cache_reachable() else "unreachable",
+    }
+    if all(state == "ok" for state in checks.values()):
+        return JsonResponse({"status": "ready", "checks": checks})
+    failing = " and the ".join(name for name, state in checks.items() if state != "ok")
+    body = problem_body(503, f"Not ready: the {failing} cannot be reached.", code="unavailable")
+    response = JsonResponse({**body, "checks": checks}, status=503, content_type="application/problem+json")
+    response["Retry-After"] = str(settings.UNAVAILABLE_RETRY_AFTER_SECONDS)
+    return response
+
+
+class _ProcessCollector:
+    """This process's own metrics (single-process mode), beside the database's."""
+
+    def collect(self):
+        return REGISTRY.collect()
+
+
+def scrape_registry() -> CollectorRegistry:
+    registry = CollectorRegistry(auto_describe=False)
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        multiprocess.MultiProcessCollector(registry)
+    else:
+        registry.register(_ProcessCollector())
+    registry.register(DatabaseCollector())
+    return registry
+
+
+@never_cache
+@require_safe
+def metrics(request: HttpRequest) -> HttpResponse:
+    if not metrics_access_allowed(meta=request.META, token=settings.METRICS_TOKEN):
+        return problem_response(
+            403,
+            "Metrics are served to this machine's loopback address, or with 'Authorization: Bearer <METRICS_TOKEN>'.",
+            code="forbidden",
+        )
+    return HttpResponse(generate_latest(scrape_registry()), content_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,117 @@
+"""An operator's view of an outage, on gunicorn (two workers, multiprocess metrics) reaching PostgreSQL through a
+proxy the test cuts: /readyz turns 503 and back, /healthz stays up, /metrics adds up every worker's counts."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+from django.conf import settings
+from django.db import connection
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.ingest.test_database_outage import ROOT, CuttableProxy, free_port
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL behind a proxy"),
+]
+
+
+@pytest.fixture
+def proxy():
+    database = settings.DATABASES["default"]
+    proxy = CuttableProxy((database["HOST"] or "127.0.0.1", int(database["PORT"] or 5432)))
+    yield proxy
+    proxy.close()
+
+
+@pytest.fixture
+def server(proxy, tmp_path):
+    database = settings.DATABASES["default"]
+    port = free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{database['USER']}@127.0.0.1:{proxy.port}/{database['NAME']}",
+        "DEBUG": "0",
+        "SECRET_KEY": settings.SECRET_KEY,
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "integration_service.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(base + "/healthz", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.1)
+    yield base
+    process.terminate()
+    process.wait(timeout=10)
+
+
+def get(url: str, **headers) -> tuple[int, dict, bytes]:
+    request = urllib.request.Request(url, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def metric(base: str, name: str, **labels) -> float:
+    status, _, body = get(base + "/metrics")
+    assert status == 200
+    for family in text_string_to_metric_families(body.decode()):
+        for sample in family.samples:
+            if sample.name == name and sample.labels == labels:
+                return sample.value
+    return 0.0
+
+
+def test_readyz_follows_the_database_while_healthz_stays_up(server, proxy):
+    assert get(server + "/readyz")[0] == 200
+    for _ in range(12):  # spread over both workers by the kernel
+        assert get(server + "/sandbox/api/v1/integration/projects")[0] == 401
+    requests = {"route": "project-list", "method": "GET", "status": "401", "environment": "sandbox"}
+    assert metric(server, "integration_http_requests_total", **requests) == 12
+    assert metric(server, "integration_database_up") == 1
+
+    proxy.cut()
+    status, headers, body = get(server + "/readyz", **{"X-Request-ID": "outage-1"})
+
+    assert status == 503
+    assert headers["Content-Type"] == "application/problem+json"
+    assert headers["X-Request-ID"] == "outage-1"
+    assert json.loads(body) == {
+        "type": "about:blank",
+        "title": "Service Unavailable",
+        "status": 503,
+        "detail": "Not ready: the database cannot be reached.",
+        "code": "unavailable",
+        "requestId": "outage-1",
+        "checks": {"database": "unreachable", "cache": "ok"},
+    }
+    assert get(server + "/healthz")[0] == 200
+    assert metric(server, "integration_database_up") == 0
+
+    proxy.restore()
+    deadline = time.monotonic() + 10
+    while get(server + "/readyz")[0] != 200:
+        assert time.monotonic() < deadline, "readyz did not recover"
+        time.sleep(0.2)
+    assert metric(server, "integration_database_up") == 1
+    assert metric(server, "integration_http_requests_total", route="readyz", method="GET", status="503",
+                  environment="none") >= 1  # fmt: skip
