@@ -76,7 +76,9 @@ class PushSerializer(serializers.Serializer):
 
 
 class PushResponseSerializer(serializers.Serializer):
-    """The answer to a push, built from a PushResult. The fields document it; the body is written directly."""
+    """The answer to a push: the project it created or updated, and how its data mapped."""
+
+    # Built from a PushResult; the fields document the body, which is written directly.
 
     id = serializers.UUIDField(help_text="The project's id in the service, for GET integration/projects/{id}.")
     externalId = serializers.CharField()

@@ -1,6 +1,6 @@
 from http import HTTPStatus
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -25,14 +25,39 @@ class PushView(APIView):
     """POST externals/push: store the CRM's record verbatim and upsert its project (201 created, 200 updated)."""
 
     operation_name = "push"
+    schema_tag = "push"
 
     @extend_schema(
         summary="Push a project record from the CRM",
+        description=(
+            "Send a record of your CRM: your own `id` and any fields under `data`. The first push of an `id` creates "
+            "the project (201); later pushes update it (200) as a JSON Merge Patch (RFC 7396): keys you send replace "
+            "the stored ones, keys you leave out are kept, a key sent as `null` is removed. Every push is kept as "
+            "sent. `changed` is false when nothing changed. A value your field mappings cannot read does not fail "
+            "the push: it is listed in `issues`. Repeating a push is safe."
+        ),
         request=PushSerializer,
+        examples=[
+            OpenApiExample(
+                "A HubSpot deal",
+                value={
+                    "id": "HS-2001",
+                    "data": {
+                        "properties": {"dealname": "Lee Residence", "dealstage": "closedwon", "system_size_w": "7200"}
+                    },
+                },
+                request_only=True,
+            ),
+            OpenApiExample(
+                "A partial update",
+                value={"id": "HS-2001", "data": {"properties": {"dealstage": "installation_scheduled"}}},
+                request_only=True,
+            ),
+        ],
         responses={
             201: PushResponseSerializer,
             200: PushResponseSerializer,
-            **problem_responses(400, 401, 403, 413, 415, 429),
+            **problem_responses(400, 401, 403, 413, 415, 429, 503),
         },
     )
     def post(self, request: Request, environment: str) -> Response:
@@ -62,6 +87,7 @@ class PushBatchView(APIView):
     """POST externals/push/batch: many records, each stored as a single push would be; one result per record."""
 
     operation_name = "push_batch"
+    schema_tag = "push"
 
     parser_classes = [BatchJSONParser]
 
@@ -73,7 +99,7 @@ class PushBatchView(APIView):
             "records are stored in one transaction. A body that is not a batch is refused whole (400, 413, 415)."
         ),
         request=PushBatchSerializer,
-        responses={200: PushBatchResponseSerializer, **problem_responses(400, 401, 403, 413, 415, 429)},
+        responses={200: PushBatchResponseSerializer, **problem_responses(400, 401, 403, 413, 415, 429, 503)},
         examples=PUSH_BATCH_EXAMPLES,
     )
     def post(self, request: Request, environment: str) -> Response:

@@ -1,4 +1,5 @@
-"""OpenAPI pieces shared by the views: the problem+json body and the partner authentication scheme."""
+"""OpenAPI pieces: one document per root (its own server and credentials), the problem+json body, the partner
+authentication scheme."""
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
@@ -15,7 +16,36 @@ PROBLEM_DESCRIPTIONS = {
     413: "The body is larger than the limit, or a push would grow the project's source data past its limit.",
     415: "The body is not application/json, or its charset is not a character encoding.",
     429: "Too many requests; wait for `Retry-After` seconds.",
+    503: "The service is briefly unavailable; send the request again after `Retry-After` seconds (a push is safe "
+    "to repeat).",
 }
+
+ROOT_DESCRIPTIONS = {
+    "sandbox": "The sandbox: integrate and test here first, with an `sbx_…` ClientID and a token from this root's "
+    "login. Nothing here reaches production.",
+    "production": "Production, once an operator has cleared your partner: a `prd_…` ClientID and a token from this "
+    "root's login. A sandbox token or ClientID is refused here.",
+}
+
+
+def root_schema_settings(environment: str) -> dict:
+    """drf-spectacular settings for the document of one root: its own server, paths relative to it."""
+    prefix = "/sandbox/api/v1" if environment == "sandbox" else "/api/v1"
+    return {
+        "TITLE": f"Partner Project Data Integration Service ({environment})",
+        "DESCRIPTION": ROOT_DESCRIPTIONS[environment] + "\n\n" + API_DESCRIPTION,
+        "SERVERS": [{"url": prefix, "description": environment.capitalize()}],
+        "SCHEMA_PATH_PREFIX": prefix,
+        "SCHEMA_PATH_PREFIX_TRIM": True,
+    }
+
+
+API_DESCRIPTION = (
+    "Push project records from your CRM and pull normalized projects back. Log in with `POST auth/email/login`, "
+    "then send `Authorization: Bearer <token>` and your `ClientID` header on every other call. Errors are "
+    "`application/problem+json` with a stable `code` and the `requestId` to quote to support. "
+    "The partner guide is docs/api.md in the service's repository."
+)
 
 
 class ProblemFieldErrorSerializer(serializers.Serializer):
@@ -37,9 +67,10 @@ class ProblemSerializer(serializers.Serializer):
     )
 
 
-def problem_responses(*statuses: int) -> dict:
+def problem_responses(*statuses: int, descriptions: dict[int, str] | None = None) -> dict:
+    descriptions = {**PROBLEM_DESCRIPTIONS, **(descriptions or {})}
     return {
-        (status, PROBLEM_CONTENT_TYPE): OpenApiResponse(ProblemSerializer, description=PROBLEM_DESCRIPTIONS[status])
+        (status, PROBLEM_CONTENT_TYPE): OpenApiResponse(ProblemSerializer, description=descriptions[status])
         for status in statuses
     }
 
@@ -68,17 +99,30 @@ class PartnerAuthenticationScheme(OpenApiAuthenticationExtension):
 
 
 class EnvironmentAutoSchema(AutoSchema):
-    """Operations of the two roots are told apart: `sandbox_push` beside `push`, tagged by environment."""
-
-    def _is_sandbox(self) -> bool:
-        return self.path.startswith("/sandbox/")
+    """Operations named by the view (`push`, `list_projects`), tagged by what they are about."""
 
     def get_operation_id(self) -> str:
-        operation_id = getattr(self.view, "operation_name", None) or super().get_operation_id()
-        return f"sandbox_{operation_id}" if self._is_sandbox() else operation_id
+        return getattr(self.view, "operation_name", None) or super().get_operation_id()
 
     def get_tags(self) -> list[str]:
-        return ["sandbox"] if self._is_sandbox() else ["production"]
+        return [getattr(self.view, "schema_tag", "api")]
+
+
+def environment_security(result: dict, generator, request, public) -> dict:
+    """Name the credentials after the root (`sandboxBearer`, `productionClientId`), so Swagger UI keeps a sandbox
+    token apart from production's and never sends one to the other root's operations."""
+    environment = "sandbox" if result["servers"][0]["url"].startswith("/sandbox") else "production"
+    names = {"bearerAuth": f"{environment}Bearer", "clientId": f"{environment}ClientId"}
+    schemes = result.get("components", {}).get("securitySchemes", {})
+    result["components"]["securitySchemes"] = {names.get(key, key): value for key, value in schemes.items()}
+    for operations in result["paths"].values():
+        for operation in operations.values():
+            if "security" in operation:
+                operation["security"] = [
+                    {names.get(key, key): scopes for key, scopes in requirement.items()}
+                    for requirement in operation["security"]
+                ]
+    return result
 
 
 def canonical_paths(endpoints: list[tuple], **kwargs) -> list[tuple]:

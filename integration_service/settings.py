@@ -172,11 +172,6 @@ REST_FRAMEWORK = {
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Partner Project Data Integration Service",
-    "DESCRIPTION": (
-        "Push project records from an EPC partner's CRM and pull normalized projects back. Production lives under "
-        "/api/v1/, the sandbox under /sandbox/api/v1/; both have the same endpoints. Log in first, then send the "
-        "bearer token and your ClientID on every call. Errors are application/problem+json."
-    ),
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
@@ -184,6 +179,19 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": r"/(?:sandbox/)?api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
     "PREPROCESSING_HOOKS": ["integration_service.openapi.canonical_paths"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "integration_service.openapi.environment_security",
+    ],
+    # One document per root (integration_service/urls.py); Swagger UI lists the sandbox first.
+    "SWAGGER_UI_SETTINGS": {
+        "urls": [
+            {"url": "/sandbox/api/v1/schema/?format=json", "name": "Sandbox (/sandbox/api/v1)"},
+            {"url": "/api/v1/schema/?format=json", "name": "Production (/api/v1)"},
+        ],
+        "urls.primaryName": "Sandbox (/sandbox/api/v1)",
+        "persistAuthorization": False,
+    },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

@@ -3,6 +3,7 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
 from ingest.views import PushBatchView, PushView
+from integration_service.openapi import root_schema_settings
 from integration_service.schema_views import SchemaView, SwaggerView
 from integration_service.views import api_not_found
 from observability import views as observability
@@ -21,15 +22,28 @@ api_patterns = [
     re_path(r"^.*$", api_not_found),
 ]
 
+ROOTS = {Environment.SANDBOX: "sandbox/api/v1/", Environment.PRODUCTION: "api/v1/"}
+roots = {
+    environment: path(prefix, include((api_patterns, "api"), namespace=environment), {"environment": environment})
+    for environment, prefix in ROOTS.items()
+}
+
+
+def schema_view(environment: str):
+    """One OpenAPI document per root, with that root as its only server."""
+    return SchemaView.as_view(patterns=[roots[environment]], custom_settings=root_schema_settings(environment))
+
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", observability.healthz, name="healthz"),
     path("readyz", observability.readyz, name="readyz"),
     path("metrics", observability.metrics, name="metrics"),
-    path("api/v1/schema/", SchemaView.as_view(), name="schema"),
-    path("api/v1/docs/", SwaggerView.as_view(url_name="schema"), name="swagger-ui"),
-    path("api/v1/", include((api_patterns, "api"), namespace="production"), {"environment": Environment.PRODUCTION}),
-    path("sandbox/api/v1/", include((api_patterns, "api"), namespace="sandbox"), {"environment": Environment.SANDBOX}),
+    path("sandbox/api/v1/schema/", schema_view(Environment.SANDBOX), name="sandbox-schema"),
+    path("api/v1/schema/", schema_view(Environment.PRODUCTION), name="schema"),
+    path("api/v1/docs/", SwaggerView.as_view(url_name="sandbox-schema"), name="swagger-ui"),
+    roots[Environment.PRODUCTION],
+    roots[Environment.SANDBOX],
     re_path(r"^(?:api|sandbox)(?:/.*)?$", api_not_found),
     path("", RedirectView.as_view(url="/admin/", permanent=False)),
 ]

@@ -63,11 +63,18 @@ class ProjectListView(APIView):
     """GET integration/projects: the partner's projects, paged, filtered by submittedDate / updatedDate."""
 
     operation_name = "list_projects"
+    schema_tag = "pull"
 
     @extend_schema(
         summary="List projects",
+        description=(
+            "Your projects in this environment, newest `updatedDate` first unless `ordering` says otherwise, "
+            "`limit` per page. Filter by `submittedDate` / `updatedDate` and by your CRM's `externalId`. To follow "
+            "changes, page `ordering=updatedDate&updatedDate=gt:<the last updatedDate you saw>`. A parameter not "
+            "listed here is a 400, so a typo never returns everything."
+        ),
         parameters=LIST_PARAMETERS,
-        responses={200: ProjectPageSerializer, **problem_responses(400, 401, 403, 429)},
+        responses={200: ProjectPageSerializer, **problem_responses(400, 401, 403, 429, 503)},
     )
     def get(self, request: Request, environment: str) -> Response:
         params = request.query_params.dict()  # a plain dict, so "page=" is an invalid value, not a missing one
@@ -104,11 +111,13 @@ class ProjectDetailView(APIView):
     """GET integration/projects/{id}: one project by its UUID."""
 
     operation_name = "get_project"
+    schema_tag = "pull"
 
     @extend_schema(
         summary="Get one project",
+        description="One project by the `id` a push returned: canonical fields, issues and the accumulated `data`.",
         parameters=[OpenApiParameter("project_id", str, OpenApiParameter.PATH, description="The project's UUID.")],
-        responses={200: ProjectSerializer, **problem_responses(401, 403, 404, 429)},
+        responses={200: ProjectSerializer, **problem_responses(401, 403, 404, 429, 503)},
     )
     def get(self, request: Request, environment: str, project_id: str) -> Response:
         project = project_get(partner_id=request.client_id.partner_id, environment=environment, project_id=project_id)

@@ -7,83 +7,117 @@ from rest_framework.test import APIClient
 pytestmark = pytest.mark.django_db
 
 OPERATIONS = {
-    ("/api/v1/auth/email/login", "post"): "login",
-    ("/api/v1/externals/push", "post"): "push",
-    ("/api/v1/externals/push/batch", "post"): "push_batch",
-    ("/api/v1/integration/projects", "get"): "list_projects",
-    ("/api/v1/integration/projects/{project_id}", "get"): "get_project",
+    ("/auth/email/login", "post"): "login",
+    ("/externals/push", "post"): "push",
+    ("/externals/push/batch", "post"): "push_batch",
+    ("/integration/projects", "get"): "list_projects",
+    ("/integration/projects/{project_id}", "get"): "get_project",
 }
+DOCUMENTS = {"sandbox": "/sandbox/api/v1/schema/", "production": "/api/v1/schema/"}
+SERVERS = {"sandbox": "/sandbox/api/v1", "production": "/api/v1"}
 
 
 @pytest.fixture(scope="module")
-def schema(django_db_blocker):
+def schemas(django_db_blocker) -> dict[str, dict]:
+    documents = {}
     with django_db_blocker.unblock():
-        response = APIClient().get("/api/v1/schema/", {"format": "json"})
-    assert response.status_code == HTTPStatus.OK
-    return response.json()
+        for environment, path in DOCUMENTS.items():
+            response = APIClient().get(path, {"format": "json"})
+            assert response.status_code == HTTPStatus.OK
+            documents[environment] = response.json()
+    return documents
 
 
-def test_the_served_schema_is_valid_openapi_3(schema):
-    validate_schema(schema)
-    assert schema["openapi"].startswith("3.")
+@pytest.mark.parametrize("environment", DOCUMENTS)
+def test_each_root_has_a_valid_openapi_3_document(schemas, environment):
+    validate_schema(schemas[environment])
+    assert schemas[environment]["openapi"].startswith("3.")
 
 
-def test_both_roots_have_every_endpoint(schema):
-    expected = {}
-    for (path, method), name in OPERATIONS.items():
-        expected[(path, method)] = name
-        expected[("/sandbox" + path, method)] = f"sandbox_{name}"
+@pytest.mark.parametrize("environment", DOCUMENTS)
+def test_each_document_has_its_root_as_its_one_server_and_every_endpoint(schemas, environment):
+    schema = schemas[environment]
 
+    assert [server["url"] for server in schema["servers"]] == [SERVERS[environment]]
     actual = {(path, method): op["operationId"] for path, ops in schema["paths"].items() for method, op in ops.items()}
+    assert actual == OPERATIONS
 
-    assert actual == expected
 
-
-def test_calls_after_login_need_the_token_and_the_client_id(schema):
+@pytest.mark.parametrize("environment", DOCUMENTS)
+def test_calls_after_login_need_this_roots_token_and_client_id(schemas, environment):
+    schema = schemas[environment]
     schemes = schema["components"]["securitySchemes"]
-    assert schemes["bearerAuth"]["scheme"] == "bearer"
-    assert (schemes["clientId"]["type"], schemes["clientId"]["in"], schemes["clientId"]["name"]) == (
-        "apiKey",
-        "header",
-        "ClientID",
-    )
+
+    assert set(schemes) == {f"{environment}Bearer", f"{environment}ClientId"}
+    assert schemes[f"{environment}Bearer"]["scheme"] == "bearer"
+    client_id = schemes[f"{environment}ClientId"]
+    assert (client_id["type"], client_id["in"], client_id["name"]) == ("apiKey", "header", "ClientID")
     for path, ops in schema["paths"].items():
         for op in ops.values():
-            expected = [] if path.endswith("/auth/email/login") else [{"bearerAuth": [], "clientId": []}]
+            expected = (
+                [] if path == "/auth/email/login" else [{f"{environment}Bearer": [], f"{environment}ClientId": []}]
+            )
             assert op.get("security", []) == expected, path
 
 
 @pytest.mark.parametrize(
     ("path", "method", "statuses"),
     [
-        ("/api/v1/auth/email/login", "post", {"200", "400", "401", "413", "415", "429"}),
-        ("/api/v1/externals/push", "post", {"200", "201", "400", "401", "403", "413", "415", "429"}),
-        ("/sandbox/api/v1/externals/push/batch", "post", {"200", "400", "401", "403", "413", "415", "429"}),
-        ("/sandbox/api/v1/integration/projects", "get", {"200", "400", "401", "403", "429"}),
-        ("/sandbox/api/v1/integration/projects/{project_id}", "get", {"200", "401", "403", "404", "429"}),
+        ("/auth/email/login", "post", {"200", "400", "401", "413", "415", "429", "503"}),
+        ("/externals/push", "post", {"200", "201", "400", "401", "403", "413", "415", "429", "503"}),
+        ("/externals/push/batch", "post", {"200", "400", "401", "403", "413", "415", "429", "503"}),
+        ("/integration/projects", "get", {"200", "400", "401", "403", "429", "503"}),
+        ("/integration/projects/{project_id}", "get", {"200", "401", "403", "404", "429", "503"}),
     ],
 )
-def test_every_error_is_documented_as_problem_json(schema, path, method, statuses):
-    responses = schema["paths"][path][method]["responses"]
+@pytest.mark.parametrize("environment", DOCUMENTS)
+def test_every_error_is_documented_as_problem_json(schemas, environment, path, method, statuses):
+    responses = schemas[environment]["paths"][path][method]["responses"]
 
     assert set(responses) == statuses
     for status, response in responses.items():
-        if status.startswith("4"):
+        if status[0] in "45":
             assert list(response["content"]) == ["application/problem+json"]
             assert response["content"]["application/problem+json"]["schema"] == {"$ref": "#/components/schemas/Problem"}
 
 
-def test_swagger_ui_is_served_without_outside_assets(db):
+def test_login_and_push_show_real_examples(schemas):
+    paths = schemas["sandbox"]["paths"]
+
+    login = paths["/auth/email/login"]["post"]["requestBody"]["content"]["application/json"]["examples"]
+    push = paths["/externals/push"]["post"]["requestBody"]["content"]["application/json"]["examples"]
+
+    assert [example["value"] for example in login.values()] == [
+        {"email": "dev@your-company.example", "password": "your password"}
+    ]
+    assert list(push.values())[0]["value"] == {
+        "id": "HS-2001",
+        "data": {"properties": {"dealname": "Lee Residence", "dealstage": "closedwon", "system_size_w": "7200"}},
+    }
+
+
+@pytest.mark.parametrize("environment", DOCUMENTS)
+def test_descriptions_speak_to_partners_not_about_the_implementation(schemas, environment):
+    text = str(schemas[environment]).lower()
+
+    for word in ("serializer", "pushresult", "written directly", "django", "queryset"):
+        assert word not in text
+
+
+def test_swagger_ui_lists_the_sandbox_first_and_loads_no_outside_assets(db):
     response = APIClient().get("/api/v1/docs/")
 
     assert response.status_code == HTTPStatus.OK
     page = response.content.decode()
-    assert "/api/v1/schema/" in page
+    assert page.index("/sandbox/api/v1/schema/?format=json") < page.index('"/api/v1/schema/?format=json"')
+    assert '"urls.primaryName": "Sandbox (/sandbox/api/v1)"' in page
+    assert 'layout: "StandaloneLayout"' in page
     assert "cdn." not in page and "jsdelivr" not in page
 
 
-def test_the_batch_push_documents_its_records_and_results_with_examples(schema):
-    operation = schema["paths"]["/api/v1/externals/push/batch"]["post"]
+def test_the_batch_push_documents_its_records_and_results_with_examples(schemas):
+    schema = schemas["production"]
+    operation = schema["paths"]["/externals/push/batch"]["post"]
     request = operation["requestBody"]["content"]["application/json"]
     result = schema["components"]["schemas"]["PushBatchResult"]
 
