@@ -3,6 +3,7 @@ authentication scheme."""
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.settings import spectacular_settings
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
@@ -126,7 +127,11 @@ def environment_security(result: dict, generator, request, public) -> dict:
 
 
 def canonical_paths(endpoints: list[tuple], **kwargs) -> list[tuple]:
-    """Document each route as the spec writes it, without the optional trailing slash the routes also accept."""
+    """The document's own root only, each route as the spec writes it (without the optional trailing slash the
+    routes also accept)."""
+    root = spectacular_settings.SCHEMA_PATH_PREFIX + "/"
     return [
-        (path.rstrip("/") or path, path_regex, method, callback) for path, path_regex, method, callback in endpoints
+        (path.rstrip("/") or path, path_regex, method, callback)
+        for path, path_regex, method, callback in endpoints
+        if path.startswith(root)
     ]

@@ -171,12 +171,16 @@ REST_FRAMEWORK = {
 }
 
 SPECTACULAR_SETTINGS = {
-    "TITLE": "Partner Project Data Integration Service",
+    # The document of a root is these settings with that root's (integration_service.openapi.root_schema_settings);
+    # left alone (`manage.py spectacular`, the deploy check), it is production's.
+    "TITLE": "Partner Project Data Integration Service (production)",
+    "SERVERS": [{"url": "/api/v1", "description": "Production"}],
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "SCHEMA_PATH_PREFIX_TRIM": True,
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     "SERVE_AUTHENTICATION": [],
-    "SCHEMA_PATH_PREFIX": r"/(?:sandbox/)?api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
     "PREPROCESSING_HOOKS": ["integration_service.openapi.canonical_paths"],
     "POSTPROCESSING_HOOKS": [

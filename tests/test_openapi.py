@@ -90,7 +90,7 @@ def test_login_and_push_show_real_examples(schemas):
     assert [example["value"] for example in login.values()] == [
         {"email": "dev@your-company.example", "password": "your password"}
     ]
-    assert list(push.values())[0]["value"] == {
+    assert next(iter(push.values()))["value"] == {
         "id": "HS-2001",
         "data": {"properties": {"dealname": "Lee Residence", "dealstage": "closedwon", "system_size_w": "7200"}},
     }
