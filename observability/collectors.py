@@ -3,6 +3,7 @@
 import logging
 from collections.abc import Iterator
 
+from django.conf import settings
 from django.db import DatabaseError
 from django.db.models import Count
 from django_tasks_db.models import DBTaskResult
@@ -36,7 +37,9 @@ class DatabaseCollector(Collector):
         queue = GaugeMetricFamily(
             "integration_task_queue_depth", "Background tasks ready to run and not yet taken.", labels=["queue"]
         )
-        for queue_name, count in waiting:
+        depths = {name: 0 for name in settings.TASKS["default"].get("QUEUES", ["default"])}  # an empty queue says 0
+        depths.update(waiting)
+        for queue_name, count in depths.items():
             queue.add_metric([queue_name], count)
         yield queue
         reprocess = GaugeMetricFamily("integration_reprocess_runs", "Reprocess runs by status.", labels=["status"])
