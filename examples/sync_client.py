@@ -1,0 +1,195 @@
+"""A partner CRM's side of the integration, with nothing but the Python standard library: copy it and adapt.
+
+    BASE_URL=http://127.0.0.1:8000/sandbox/api/v1 CLIENT_ID=sbx_... \\
+    EMAIL=demo@example.com PASSWORD=demo-password python examples/sync_client.py
+
+It logs in (and again when the token expires), pushes a record, then follows the incremental pull from a watermark
+kept in a file, and shows how to verify a webhook's signature (Standard Webhooks). Retries follow `Retry-After` on
+429 and 503 and back off on network errors; a push is safe to repeat. Every call sends its own X-Request-ID, which
+the service logs and returns in errors: quote it to support.
+
+Not here yet: batch push (`POST externals/push/batch`) is not offered by the service today; push records one by one.
+See docs/api.md for the API itself.
+"""
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+RETRIED_STATUSES = {429, 503}
+EPOCH = "1970-01-01T00:00:00Z"
+
+
+class ApiError(Exception):
+    """An answer the client should not retry: the problem body says why (status, code, detail, requestId)."""
+
+    def __init__(self, problem: dict[str, Any]) -> None:
+        self.problem = problem
+        super().__init__(f"{problem.get('status')} {problem.get('code')}: {problem.get('detail')} "
+                         f"(requestId {problem.get('requestId')})")  # fmt: skip
+
+
+class IntegrationClient:
+    def __init__(self, base_url: str, *, email: str, password: str, client_id: str, attempts: int = 5) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.email, self.password, self.client_id = email, password, client_id
+        self.attempts = attempts
+        self.token: str | None = None
+
+    # -- the endpoints --------------------------------------------------------------------------------------------
+
+    def login(self) -> None:
+        answer = self._send("POST", "/auth/email/login", body={"email": self.email, "password": self.password})
+        self.token = answer["token"]
+
+    def push(self, external_id: str, data: dict[str, Any]) -> dict[str, Any]:
+        """Create or update the project of `external_id`; `data` is merged into what earlier pushes left (RFC 7396:
+        keys sent replace, keys left out stay, a key sent as None is removed)."""
+        return self._call("POST", "/externals/push", body={"id": external_id, "data": data})
+
+    def project(self, project_id: str) -> dict[str, Any]:
+        return self._call("GET", f"/integration/projects/{project_id}")
+
+    def projects(self, **params: Any) -> dict[str, Any]:
+        return self._call("GET", "/integration/projects", params=params)
+
+    def changes_since(self, watermark: str, *, page_size: int = 100) -> Iterator[dict[str, Any]]:
+        """Every project changed after `watermark` (an updatedDate), oldest change first, each exactly once.
+
+        Store `project["updatedDate"]` as the new watermark after handling each one. The filter moves, not the page.
+        """
+        while True:
+            params = {"ordering": "updatedDate", "updatedDate": f"gt:{watermark}", "limit": page_size}
+            items = self.projects(**params)["items"]
+            for project in items:
+                yield project
+                watermark = project["updatedDate"]
+            if len(items) < page_size:
+                return
+
+    # -- transport ------------------------------------------------------------------------------------------------
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        """An authenticated call; logs in first, and once more if the token has expired."""
+        if self.token is None:
+            self.login()
+        try:
+            return self._send(method, path, authenticated=True, **kwargs)
+        except ApiError as error:
+            if error.problem.get("code") != "token_not_valid":
+                raise
+        self.login()
+        return self._send(method, path, authenticated=True, **kwargs)
+
+    def _send(self, method: str, path: str, *, params: dict | None = None, body: Any = None,
+              authenticated: bool = False) -> dict[str, Any]:  # fmt: skip
+        url = self.base_url + path + ("?" + urllib.parse.urlencode(params) if params else "")
+        headers = {"Accept": "application/json", "X-Request-ID": f"crm-{uuid.uuid4().hex}"}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        if authenticated:
+            headers["Authorization"] = f"Bearer {self.token}"
+            headers["ClientID"] = self.client_id
+        for attempt in range(1, self.attempts + 1):
+            request = urllib.request.Request(url, data=data, headers=headers, method=method)
+            try:
+                with urllib.request.urlopen(request, timeout=30) as response:
+                    return json.loads(response.read())
+            except urllib.error.HTTPError as error:
+                problem = _problem(error)
+                if error.code not in RETRIED_STATUSES or attempt == self.attempts:
+                    raise ApiError(problem) from None
+                time.sleep(_retry_after(error, attempt))
+            except (urllib.error.URLError, TimeoutError, ConnectionError):
+                if attempt == self.attempts:
+                    raise
+                time.sleep(min(2**attempt, 30))
+        raise AssertionError("unreachable")
+
+
+def _problem(error: urllib.error.HTTPError) -> dict[str, Any]:
+    try:
+        return json.loads(error.read())
+    except ValueError:
+        return {"status": error.code, "code": "unreadable", "detail": error.reason}
+
+
+def _retry_after(error: urllib.error.HTTPError, attempt: int) -> float:
+    try:
+        return max(1.0, float(error.headers.get("Retry-After", "")))
+    except ValueError:
+        return float(min(2**attempt, 30))
+
+
+# -- webhooks ---------------------------------------------------------------------------------------------------
+
+
+class InvalidSignature(Exception):
+    pass
+
+
+def verify_webhook(secret: str, headers: dict[str, str], body: bytes, *, tolerance_seconds: int = 300) -> dict:
+    """Check a webhook as Standard Webhooks signs it, and return its event; raise InvalidSignature otherwise.
+
+    `secret` is the `whsec_…` value shown once when the endpoint was registered. `headers` are the request's (any
+    case), `body` its raw bytes, before any JSON parsing. The timestamp bounds replays; also drop a `webhook-id` you
+    have already handled, since deliveries are at least once.
+    """
+    headers = {name.lower(): value for name, value in headers.items()}
+    try:
+        message_id, timestamp = headers["webhook-id"], headers["webhook-timestamp"]
+        signatures = headers["webhook-signature"].split()
+        key = base64.b64decode(secret.removeprefix("whsec_"))
+        sent_at = int(timestamp)
+    except (KeyError, ValueError) as error:
+        raise InvalidSignature(f"not a signed webhook: {error}") from None
+    if abs(time.time() - sent_at) > tolerance_seconds:
+        raise InvalidSignature("timestamp too old or in the future")
+    signed = f"{message_id}.{timestamp}.".encode() + body
+    expected = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+    for signature in signatures:
+        version, _, value = signature.partition(",")
+        if version == "v1" and hmac.compare_digest(value, expected):
+            return json.loads(body)
+    raise InvalidSignature("no signature matches")
+
+
+# -- a run of the whole thing ------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    client = IntegrationClient(
+        os.environ.get("BASE_URL", "http://127.0.0.1:8000/sandbox/api/v1"),
+        email=os.environ.get("EMAIL", "demo@example.com"),
+        password=os.environ.get("PASSWORD", "demo-password"),
+        client_id=os.environ["CLIENT_ID"],
+    )
+    pushed = client.push("HS-2001", {"properties": {"dealname": "Lee Residence", "dealstage": "closedwon"}})
+    print(f"pushed HS-2001: project {pushed['id']} created={pushed['created']} changed={pushed['changed']}")
+
+    state = Path(os.environ.get("WATERMARK_FILE", ".sync-watermark"))
+    watermark = state.read_text().strip() if state.exists() else EPOCH
+    for project in client.changes_since(watermark):
+        print(f"{project['updatedDate']}  {project['externalId']}  {project['mappingStatus']}  {project['name']}")
+        state.write_text(project["updatedDate"])  # after the project is handled, so a crash repeats, never skips
+    print(f"up to date; watermark in {state}")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except ApiError as error:
+        sys.exit(str(error))

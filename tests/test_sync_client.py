@@ -1,0 +1,93 @@
+"""examples/sync_client.py against a live server: what a partner copies must work as it is."""
+
+import base64
+import hashlib
+import hmac
+import importlib.util
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import PASSWORD
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+spec = importlib.util.spec_from_file_location(
+    "sync_client", Path(__file__).resolve().parents[1] / "examples" / "sync_client.py"
+)
+sync_client = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sync_client)
+
+
+@pytest.fixture
+def client(live_server, user, sandbox_key):
+    return sync_client.IntegrationClient(
+        f"{live_server.url}/sandbox/api/v1", email=user.email, password=PASSWORD, client_id=sandbox_key
+    )
+
+
+def test_push_then_follow_the_incremental_pull(client):
+    first = client.push("HS-1", {"a": 1})
+    client.push("HS-2", {"a": 2})
+
+    seen = list(client.changes_since(sync_client.EPOCH, page_size=1))
+    assert [project["externalId"] for project in seen] == ["HS-1", "HS-2"]
+    assert first["created"] is True
+
+    client.push("HS-1", {"a": None, "b": 3})
+    changed = list(client.changes_since(seen[-1]["updatedDate"]))
+    assert [(project["externalId"], project["data"]) for project in changed] == [("HS-1", {"b": 3})]
+    assert list(client.changes_since(changed[-1]["updatedDate"])) == []
+
+
+def test_an_expired_token_is_renewed_once(client):
+    client.token = "expired.or.forged"
+
+    assert client.projects()["total"] == 0
+
+
+def test_an_error_carries_the_problem(client):
+    with pytest.raises(sync_client.ApiError) as raised:
+        client.projects(updateDate="gt:2026-01-01")
+
+    assert raised.value.problem["code"] == "invalid"
+    assert raised.value.problem["requestId"].startswith("crm-")
+
+
+def signed(secret: str, body: bytes, *, timestamp: int | None = None, message_id: str = "msg_1") -> dict:
+    timestamp = int(time.time()) if timestamp is None else timestamp
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    digest = hmac.new(key, f"{message_id}.{timestamp}.".encode() + body, hashlib.sha256).digest()
+    return {
+        "Webhook-Id": message_id,
+        "Webhook-Timestamp": str(timestamp),
+        "Webhook-Signature": f"v1,{base64.b64encode(digest).decode()}",
+    }
+
+
+SECRET = "whsec_" + base64.b64encode(b"a secret of thirty-two bytes!!!!").decode()
+BODY = json.dumps({"type": "project.updated", "id": "evt_1", "timestamp": "2026-03-10T12:00:00Z", "data": {}}).encode()
+
+
+def test_a_webhook_signed_with_the_secret_is_accepted():
+    headers = signed(SECRET, BODY)
+    headers["Webhook-Signature"] = "v1,bm90IGl0 " + headers["Webhook-Signature"]  # several signatures: any may match
+
+    assert sync_client.verify_webhook(SECRET, headers, BODY)["type"] == "project.updated"
+
+
+@pytest.mark.parametrize(
+    ("headers", "body"),
+    [
+        (signed(SECRET, BODY), BODY + b" "),
+        (signed("whsec_" + base64.b64encode(b"another secret").decode(), BODY), BODY),
+        (signed(SECRET, BODY, timestamp=int(time.time()) - 3600), BODY),
+        ({"Webhook-Id": "msg_1"}, BODY),
+    ],
+    ids=["changed-body", "other-secret", "replayed", "unsigned"],
+)
+def test_a_webhook_that_does_not_verify_is_refused(headers, body):
+    with pytest.raises(sync_client.InvalidSignature):
+        sync_client.verify_webhook(SECRET, headers, body)
