@@ -96,9 +96,8 @@ def deployment(environment, tmp_path):
         port = free_port()
         metrics = tmp_path / f"server-{number}"
         metrics.mkdir()
-        command = [sys.executable, "-m", "gunicorn", "integration_service.wsgi", "--bind", f"127.0.0.1:{port}",
-                   "--workers", "1"]  # fmt: skip
-        server_environment = {**environment, "PROMETHEUS_MULTIPROC_DIR": str(metrics)}
+        command = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}"]
+        server_environment = {**environment, "PROMETHEUS_MULTIPROC_DIR": str(metrics), "WORKERS": "1", "THREADS": "4"}
         processes.append(quiet_process(command, server_environment))
         servers.append(f"http://127.0.0.1:{port}")
     for worker_id in WORKER_IDS:

@@ -3,6 +3,7 @@ proxy the test cuts: /readyz turns 503 and back, /healthz stays up, /metrics add
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -41,9 +42,10 @@ def server(proxy, tmp_path):
         "SECRET_KEY": settings.SECRET_KEY,
         "ALLOWED_HOSTS": "127.0.0.1",
         "PROMETHEUS_MULTIPROC_DIR": str(tmp_path),
+        "WORKERS": "2",
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "integration_service.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2"],
+        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -58,7 +60,7 @@ def server(proxy, tmp_path):
         except OSError:
             time.sleep(0.1)
     yield base
-    process.terminate()
+    process.send_signal(signal.SIGINT)  # gunicorn's quick shutdown: the test is over
     process.wait(timeout=10)
 
 
