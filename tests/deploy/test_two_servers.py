@@ -4,6 +4,7 @@ by the two servers."""
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -63,8 +64,8 @@ def answers(base: str) -> bool:
         return False
 
 
-@pytest.fixture
-def environment(tmp_path) -> dict[str, str]:
+@pytest.fixture(scope="module")
+def environment(django_db_setup) -> dict[str, str]:
     """What every process of the deployment reads: one database, one Redis (when up), one secret."""
     database = settings.DATABASES["default"]
     env = {
@@ -87,9 +88,11 @@ def quiet_process(command: list[str], environment: dict) -> subprocess.Popen:
     return subprocess.Popen(command, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-@pytest.fixture
-def deployment(environment, tmp_path):
-    """Two gunicorn servers and two db_workers, each with its own metrics directory as on separate machines."""
+@pytest.fixture(scope="module")
+def deployment(environment, tmp_path_factory):
+    """Two gunicorn servers and two db_workers, each with its own metrics directory as on separate machines; shared
+    by the tests of this module (each test's data is its own)."""
+    tmp_path = tmp_path_factory.mktemp("deployment")
     processes = []
     servers = []
     for number in range(2):
@@ -110,7 +113,7 @@ def deployment(environment, tmp_path):
         yield servers
     finally:
         for process in processes:
-            process.terminate()
+            process.send_signal(signal.SIGINT)  # quick shutdown for gunicorn; an idle db_worker exits at once
         for process in processes:
             process.wait(timeout=20)
 
