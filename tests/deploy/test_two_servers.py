@@ -11,6 +11,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import uuid
 from pathlib import Path
 
 import pytest
@@ -79,7 +80,10 @@ def environment(django_db_setup) -> dict[str, str]:
         "LOG_LEVEL": "WARNING",
     }
     if redis_is_up():
-        env["REDIS_URL"] = "redis://127.0.0.1:6379/0"  # keys are prefixed by the database's name (CACHE_KEY_PREFIX)
+        env["REDIS_URL"] = "redis://127.0.0.1:6379/0"
+        # A prefix of this run's own: the test database is made anew each run, its ids start again, and counters or
+        # totals an earlier run left in Redis under the database's name would be read as this run's.
+        env["CACHE_KEY_PREFIX"] = f"deploy-test-{uuid.uuid4().hex}"
     env.pop("TASKS_BACKEND", None)
     return env
 
