@@ -17,8 +17,8 @@ from ingest.serializers import (
 )
 from ingest.services import push_receive
 from integration_service.openapi import problem_responses
-from partners.throttling import client_id_records_take
 from observability.metrics import push_observed
+from partners.throttling import client_id_records_take
 
 
 class PushView(APIView):
