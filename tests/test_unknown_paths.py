@@ -42,6 +42,7 @@ def test_every_method_on_an_unknown_path_is_a_404_problem(path, method):
         "status": 404,
         "detail": f"No endpoint at {path}.",
         "code": "not_found",
+        "requestId": response["X-Request-ID"],
     }
 
 

@@ -21,6 +21,7 @@ def assert_invalid(response, field: str, message: str) -> None:
         "detail": f"{field}: {message}",
         "code": "invalid",
         "errors": [{"field": field, "message": message}],
+        "requestId": response["X-Request-ID"],
     }
 
 
