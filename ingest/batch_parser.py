@@ -10,19 +10,11 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import BaseParser
 
 from ingest.batch_services import BatchRecord
-from ingest.parsers import body_charset, decode_body, parse_json_body, structure_problem
+from ingest.parsers import JSONText, body_charset, decode_body, parse_json_body, structure_problem
 from ingest.serializers import ExternalIdField, PushSerializer, json_kind
 from integration_service.problems import problem_body, validation_problem_body
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
-
-
-@dataclass(frozen=True)
-class RecordText:
-    """One element of the batch's `records` array: its parsed value and its JSON text exactly as sent."""
-
-    value: Any
-    text: str
 
 
 @dataclass(frozen=True)
@@ -31,7 +23,7 @@ class BatchBody:
     their texts, or None when the body has no `records` array."""
 
     value: Any
-    records: list[RecordText] | None
+    records: list[JSONText] | None
 
 
 class _NotABatchObject(Exception):
@@ -49,14 +41,14 @@ def _expect(text: str, index: int, characters: str) -> tuple[str, int]:
     return text[index], _skip_whitespace(text, index + 1)
 
 
-def _read_array(text: str, index: int, decoder: json.JSONDecoder) -> tuple[list[RecordText], int]:
+def _read_array(text: str, index: int, decoder: json.JSONDecoder) -> tuple[list[JSONText], int]:
     """The elements of the array starting at `index` (after its "["), with their texts; and the index after it."""
-    elements: list[RecordText] = []
+    elements: list[JSONText] = []
     if text[index : index + 1] == "]":
         return elements, index + 1
     while True:
         value, end = decoder.raw_decode(text, index)
-        elements.append(RecordText(value=value, text=text[index:end]))
+        elements.append(JSONText(value=value, text=text[index:end]))
         separator, index = _expect(text, end, ",]")
         if separator == "]":
             return elements, index
@@ -103,7 +95,7 @@ def read_batch_body(text: str) -> BatchBody:
     value = _parse_ordinary(text)
     if isinstance(value, dict) and isinstance(value.get("records"), list):  # not expected: the fast reader read it
         texts = [json.dumps(record, ensure_ascii=False) for record in value["records"]]
-        return BatchBody(value=value, records=[RecordText(*pair) for pair in zip(value["records"], texts, strict=True)])
+        return BatchBody(value=value, records=[JSONText(*pair) for pair in zip(value["records"], texts, strict=True)])
     return BatchBody(value=value, records=None)
 
 
@@ -170,7 +162,7 @@ def batch_records(body: Any) -> list[ReadRecord]:
 _EXTERNAL_ID = ExternalIdField()
 
 
-def _read_record(index: int, record: RecordText) -> ReadRecord:
+def _read_record(index: int, record: JSONText) -> ReadRecord:
     value = record.value
     external_id = _external_id_as_sent(value)
     if not isinstance(value, dict):

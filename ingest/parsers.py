@@ -2,6 +2,7 @@ import codecs
 import json
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -112,6 +113,15 @@ def parse_json_body(text: str) -> Any:
     return data
 
 
+@dataclass(frozen=True)
+class JSONText:
+    """A JSON document read once: its value, and its text as sent (decoded by its charset), kept as a raw push's
+    body. The single push's body is one; so is each record of a batch (ingest/batch_parser.py)."""
+
+    value: Any
+    text: str
+
+
 class StrictJSONParser(BaseParser):
     """JSON bodies every API route reads: text charsets only, nesting depth, and only what the database can store
     (no NUL, no lone surrogates, no NaN or infinite numbers), with clear messages."""
@@ -120,3 +130,12 @@ class StrictJSONParser(BaseParser):
 
     def parse(self, stream, media_type: str | None = None, parser_context: dict | None = None) -> Any:
         return parse_json_body(decode_body(stream.read(), body_charset(media_type)))
+
+
+class PushJSONParser(StrictJSONParser):
+    """The single push's body, checked as StrictJSONParser checks every body, read into a JSONText: the body is
+    decoded once, and the raw push keeps the decoded text."""
+
+    def parse(self, stream, media_type: str | None = None, parser_context: dict | None = None) -> JSONText:
+        text = decode_body(stream.read(), body_charset(media_type))
+        return JSONText(value=parse_json_body(text), text=text)

@@ -8,7 +8,7 @@ from rest_framework.views import APIView
 from ingest.batch_parser import BatchJSONParser, batch_records
 from ingest.batch_services import RecordRefused, push_batch_receive
 from ingest.openapi_examples import PUSH_BATCH_EXAMPLES
-from ingest.parsers import body_charset, decode_body
+from ingest.parsers import JSONText, PushJSONParser
 from ingest.serializers import (
     PushBatchResponseSerializer,
     PushBatchSerializer,
@@ -26,6 +26,8 @@ class PushView(APIView):
 
     operation_name = "push"
     schema_tag = "push"
+
+    parser_classes = [PushJSONParser]
 
     @extend_schema(
         summary="Push a project record from the CRM",
@@ -61,8 +63,8 @@ class PushView(APIView):
         },
     )
     def post(self, request: Request, environment: str) -> Response:
-        body = request.body  # read before request.data, so the verbatim bytes stay available
-        serializer = PushSerializer(data=request.data)
+        body = request.data  # a JSONText; DRF's empty data when there is no body
+        serializer = PushSerializer(data=body.value if isinstance(body, JSONText) else body)
         serializer.is_valid(raise_exception=True)
         client_id_records_take(request=request, count=1)
         result = push_receive(
@@ -71,7 +73,7 @@ class PushView(APIView):
             environment=environment,
             external_id=serializer.validated_data["id"],
             data=serializer.validated_data["data"],
-            body=decode_body(body, body_charset(request.content_type)),
+            body=body.text,
         )
         push_observed(
             environment=environment,

@@ -348,3 +348,24 @@ def test_a_push_does_a_fixed_number_of_queries_whatever_the_payload(
     # which is nested in the test's own transaction here.
     with django_assert_num_queries(10):
         assert push(sandbox_client, {"id": "Q-1", "data": data}).status_code == HTTPStatus.OK
+
+
+def test_the_body_is_decoded_once_and_that_text_is_the_raw_push(sandbox_client, monkeypatch):
+    from ingest import parsers, views
+
+    decoded = []
+
+    def counting_decode(raw: bytes, charset: str) -> str:
+        decoded.append(raw)
+        return decode(raw, charset)
+
+    decode = parsers.decode_body
+    monkeypatch.setattr(parsers, "decode_body", counting_decode)
+    monkeypatch.setattr(views, "decode_body", counting_decode, raising=False)  # where it was decoded again
+    text = '{"id": "D-1",\n "data": {"name": "Zoë"}}'
+
+    response = push(sandbox_client, text.encode("latin-1"), content_type="application/json; charset=latin-1")
+
+    assert response.status_code == HTTPStatus.CREATED
+    assert len(decoded) == 1
+    assert RawPush.objects.get().body == text
