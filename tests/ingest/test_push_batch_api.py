@@ -460,3 +460,52 @@ def test_a_record_the_write_refuses_stores_nothing_of_it_and_the_others_are_stor
     ]
     assert (project.external_id, project.source_data) == ("N-1", {"a": 1})
     assert list(RawPush.objects.values_list("external_id", "data")) == [("N-1", {"a": 1})]
+
+
+def test_records_with_what_the_database_cannot_store_are_refused_alone(sandbox_client):
+    records = [
+        '{"id": "V-1", "data": {"name": "lone \\ud800"}}',
+        '{"id": "V-2", "data": {"amount": 1e400}}',
+        '{"id": "V-3", "data": {"name": "fine"}}',
+    ]
+
+    response = push_batch(sandbox_client, '{"records": [' + ", ".join(records) + "]}")
+
+    project = Project.objects.get()
+    assert response.json()["results"] == [
+        refused(
+            0, "V-1", "The JSON contains a lone surrogate (\\ud800), which is not a character and cannot be stored."
+        ),
+        refused(
+            1,
+            "V-2",
+            "The JSON contains a number too large to store (it overflows to infinity, like 1e400); "
+            "send it as a string.",
+        ),
+        stored(project, index=2, status=201, created=True, changed=True),
+    ]
+    assert list(RawPush.objects.values_list("body", flat=True)) == [records[2]]
+
+
+def test_a_record_past_the_projects_source_size_limit_is_413_alone(sandbox_client, settings):
+    settings.PROJECT_MAX_SOURCE_BYTES = 200
+    records = [
+        {"id": "S-1", "data": {"notes": "x" * 100}},
+        {"id": "S-1", "data": {"more": "y" * 100}},
+        {"id": "S-2", "data": {"notes": "z" * 300}},
+        {"id": "S-1", "data": {"notes": None, "more": "y" * 10}},
+    ]
+
+    results = push_batch(sandbox_client, {"records": records}).json()["results"]
+
+    project = Project.objects.get()
+    assert [(result["index"], result["status"], result["externalId"]) for result in results] == [
+        (0, 201, "S-1"),
+        (1, 413, "S-1"),
+        (2, 413, "S-2"),
+        (3, 200, "S-1"),
+    ]
+    assert results[1]["code"] == results[2]["code"] == "source_data_too_large"
+    assert results[2]["detail"].startswith("The project's source data would be 312 bytes as JSON, over the limit")
+    assert (project.external_id, project.source_data) == ("S-1", {"more": "y" * 10})
+    assert RawPush.objects.count() == 2
