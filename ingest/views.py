@@ -111,6 +111,7 @@ class PushBatchView(APIView):
         stored = iter(
             push_batch_receive(client_id=request.client_id, user=request.user, environment=environment, records=records)
         )
+        answer = PushResponseSerializer()  # one for all results: it only writes them
         results = []
         for item in read:
             if item.record is None:
@@ -124,5 +125,5 @@ class PushBatchView(APIView):
                 results.append({**refused, "detail": result.detail, "code": result.code})
             else:
                 status = HTTPStatus.CREATED if result.created else HTTPStatus.OK
-                results.append({"index": item.index, "status": status, **PushResponseSerializer(result).data})
+                results.append({"index": item.index, "status": status, **answer.to_representation(result)})
         return Response({"results": results})
