@@ -14,6 +14,9 @@ refuses (two lengths, a length that is not digits) is handed over to be refused 
 want more than the main loop read, a thread's read gives up after THREAD_READ_TIMEOUT_SECONDS, and writing an answer
 to a client that reads too little after THREAD_WRITE_TIMEOUT_SECONDS, instead of as long as the client likes.
 
+Memory: the bytes of requests being read are held to REQUEST_READ_BUDGET_BYTES per worker: past it, connections
+with a body under way are not read until others are handed over or closed (heads and small requests still are).
+
 Closing: gthread closed a connection after its last answer by waiting in its main loop, up to 2 s, for the client
 to close its side; here the poller does the waiting.
 
@@ -184,6 +187,8 @@ class ProblemThreadWorker(ThreadWorker):
         super().__init__(*args, **kwargs)
         self.reading = deque()  # connections whose request the main loop is reading, oldest first
         self.lingering = deque()  # connections answered for the last time, waiting for the client to close
+        self.paused = deque()  # reading connections not read while the worker holds its budget of request bytes
+        self.buffered = 0  # bytes of requests being read, held in memory
 
     # --- reading requests in the main loop -------------------------------------------------------------------
 
@@ -204,16 +209,25 @@ class ProblemThreadWorker(ThreadWorker):
             return
         conn.sock.setblocking(False)
         self._send_interim(conn)
+        self.buffered += len(conn.incoming.data)
         self.reading.append(conn)
         self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._on_readable, conn))
 
     def _on_readable(self, conn, sock) -> None:
+        if self.buffered >= settings.REQUEST_READ_BUDGET_BYTES and len(conn.incoming.data) >= _RECV_SIZE:
+            # Over the worker's budget, large bodies wait (in the client and the kernel, as TCP makes them) and
+            # heads and small requests are still read; the 408 still comes REQUEST_READ_TIMEOUT_SECONDS after.
+            with contextlib.suppress(KeyError, ValueError, OSError):
+                self.poller.unregister(sock)
+            self.paused.append(conn)
+            return
         try:
             data = sock.recv(_RECV_SIZE)
         except (BlockingIOError, InterruptedError):
             return
         except OSError:
             data = b""
+        self.buffered += len(data)
         if not data:  # the client closed the connection
             self._stop_reading(conn)
             self._end(conn)
@@ -238,8 +252,14 @@ class ProblemThreadWorker(ThreadWorker):
 
     def _stop_reading(self, conn) -> None:
         self.reading.remove(conn)
+        self.buffered -= len(conn.incoming.data)
+        if conn in self.paused:
+            self.paused.remove(conn)
         with contextlib.suppress(KeyError, ValueError, OSError):
             self.poller.unregister(conn.sock)
+        while self.paused and self.buffered < settings.REQUEST_READ_BUDGET_BYTES:
+            resumed = self.paused.popleft()
+            self.poller.register(resumed.sock, selectors.EVENT_READ, partial(self._on_readable, resumed))
 
     # --- closing connections without waiting on the client -----------------------------------------------------
 

@@ -241,6 +241,8 @@ CLIENT_ID_RECORD_LIMIT_PER_MINUTE = env_int("CLIENT_ID_RECORD_LIMIT_PER_MINUTE",
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(PUSH_MAX_BODY_BYTES, PUSH_BATCH_MAX_BODY_BYTES, 2_621_440)
 # The largest body gunicorn reads on any path (the admin's forms and uploads included); a larger one is a 413 unread.
 REQUEST_MAX_BODY_BYTES = DATA_UPLOAD_MAX_MEMORY_SIZE
+# Bytes of requests a gunicorn worker holds while reading them; past it, bodies under way wait to be read.
+REQUEST_READ_BUDGET_BYTES = env_int("REQUEST_READ_BUDGET_BYTES", 64 * 1024 * 1024)
 # A project's accumulated source data, as compact UTF-8 JSON; a push that would grow it past this is a 413.
 PROJECT_MAX_SOURCE_BYTES = env_int("PROJECT_MAX_SOURCE_BYTES", 1024 * 1024)
 

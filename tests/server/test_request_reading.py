@@ -1,9 +1,12 @@
 """The worker reads requests in its main loop: many slow clients take no threads, and a request that does not
 arrive in time is answered 408 (integration_service/server.py)."""
 
+import contextlib
 import http.client
 import json
+import os
 import socket
+import subprocess
 import time
 
 import pytest
@@ -239,3 +242,33 @@ def test_a_request_is_handed_over_when_complete(received, complete):
 
     assert at_once.add(received) is complete
     assert byte_by_byte.complete is complete
+
+
+def workers_memory_mb() -> int:
+    """The resident memory of the workers of the gunicorn this test started, in MB."""
+    listing = subprocess.run(["ps", "-eo", "pid=,ppid=,rss="], capture_output=True, text=True).stdout
+    rows = [line.split() for line in listing.splitlines()]
+    masters = {pid for pid, ppid, _ in rows if ppid == str(os.getpid())}
+    return sum(int(rss) for _, ppid, rss in rows if ppid in masters) // 1024
+
+
+def test_bodies_held_back_by_their_clients_take_a_bounded_amount_of_memory():
+    # Each connection sends all of a 1 MB push body but its last byte: without a budget, the worker kept every
+    # one in memory for 20 s (ten thousand such connections per worker were 10 GB at the batch's 10 MiB).
+    head = push_head(b"Content-Length: 1000000")
+    with (
+        gunicorn_serving(WORKERS="1", REQUEST_READ_BUDGET_BYTES="4000000") as address,
+        contextlib.ExitStack() as stack,
+    ):
+        before = workers_memory_mb()
+        for _ in range(60):
+            connection = stack.enter_context(socket.create_connection(address))
+            connection.setblocking(False)
+            with contextlib.suppress(BlockingIOError):  # a paused connection's buffers fill: it waits, as TCP does
+                connection.sendall(head + b"x" * 999_999)
+        time.sleep(1)
+        grown = workers_memory_mb() - before
+        probes = [probe(address) for _ in range(3)]
+
+    assert grown < 25, grown  # 60 MB without the budget
+    assert [status for status, _ in probes] == [401] * 3, probes
