@@ -17,7 +17,7 @@ from ingest.serializers import (
 )
 from ingest.services import push_receive
 from integration_service.openapi import problem_responses
-from observability.metrics import push_observed
+from observability.metrics import push_observed, push_result_name
 from partners.throttling import client_id_records_take
 
 
@@ -77,7 +77,7 @@ class PushView(APIView):
         )
         push_observed(
             environment=environment,
-            result="created" if result.created else "updated" if result.changed else "unchanged",
+            result=push_result_name(result),
             issue_fields=[issue["field"] for issue in result.project.issues],
         )
         return Response(
@@ -118,12 +118,19 @@ class PushBatchView(APIView):
                 problem = {key: item.problem[key] for key in ("detail", "code", "errors") if key in item.problem}
                 refused = {"index": item.index, "status": 400, "id": None, "externalId": item.external_id}
                 results.append({**refused, **problem})
+                push_observed(environment=environment, result="refused")
                 continue
             result = next(stored)
             if isinstance(result, RecordRefused):
                 refused = {"index": item.index, "status": result.status, "id": None, "externalId": item.external_id}
                 results.append({**refused, "detail": result.detail, "code": result.code})
+                push_observed(environment=environment, result="refused")
             else:
                 status = HTTPStatus.CREATED if result.created else HTTPStatus.OK
                 results.append({"index": item.index, "status": status, **answer.to_representation(result)})
+                push_observed(
+                    environment=environment,
+                    result=push_result_name(result),
+                    issue_fields=[issue["field"] for issue in result.project.issues],
+                )
         return Response({"results": results})

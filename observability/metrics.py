@@ -48,14 +48,21 @@ def request_observed(*, route: str, method: str, status: int, environment: str, 
 
 
 def push_observed(*, environment: str, result: str, issue_fields: list[str] = ()) -> None:
+    """One pushed record: a single push, or one record of a batch (a batch refused whole is not a record)."""
     PUSHES.labels(environment, result).inc()
     for field in issue_fields:
         NORMALIZATION_ISSUES.labels(environment, field).inc()
 
 
-def webhook_delivery_observed(*, result: str) -> None:
-    """The hook for webhook deliveries: call once per attempt, with a result from a small fixed set.
+def push_result_name(result) -> str:
+    """`created`, `updated` or `unchanged`, from a push's (or a batch record's) PushResult."""
+    return "created" if result.created else "updated" if result.changed else "unchanged"
 
-    A worker's counts reach /metrics when it shares the web processes' PROMETHEUS_MULTIPROC_DIR (one machine).
+
+def webhook_delivery_observed(*, result: str) -> None:
+    """One webhook delivery attempt: `delivered`, `retry` (failed, tried again later) or `failed` (given up).
+
+    Called by webhooks.dispatch.delivery_attempt_record, in the worker. Its counts reach /metrics when the worker
+    shares the web processes' PROMETHEUS_MULTIPROC_DIR (one machine).
     """
     WEBHOOK_DELIVERIES.labels(result).inc()

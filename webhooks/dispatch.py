@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import Case, F, Min, TextField, Value, When
 from django.utils import timezone
 
+from observability.metrics import webhook_delivery_observed
 from webhooks.choices import DeliveryStatus
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.retry import retry_delay
@@ -116,6 +117,7 @@ def delivery_attempt_record(
             fields.update(next_attempt_at=next_attempt_at)
     # Only while this worker's claim stands (a later claim, after a lost lease, owns the row).
     WebhookDelivery.objects.filter(pk=delivery.pk, attempts=delivery.attempts).update(**fields)
+    webhook_delivery_observed(result="delivered" if outcome.succeeded else fields.get("status", "retry"))
     logger.info(
         "webhook delivery %s event %s to endpoint %s attempt %s: %s in %s ms %s",
         delivery.pk,

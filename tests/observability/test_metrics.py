@@ -189,3 +189,20 @@ def test_webhook_deliveries_have_a_counter_to_call():
     webhook_delivery_observed(result="delivered")
 
     assert value(scrape(), "integration_webhook_deliveries_total", result="delivered") == before + 1
+
+
+def test_each_record_of_a_batch_counts_as_a_push(sandbox_client):
+    before = scrape()
+
+    response = sandbox_client.post(
+        url(SANDBOX, "push-batch"), {"records": [{"id": "A", "data": {}}, {"id": "B", "data": []}]}, format="json"
+    )
+
+    assert response.status_code == HTTPStatus.OK
+    after = scrape()
+    counts = {
+        result: value(after, "integration_pushes_total", environment="sandbox", result=result)
+        - value(before, "integration_pushes_total", environment="sandbox", result=result)
+        for result in ("created", "updated", "unchanged", "refused")
+    }
+    assert counts == {"created": 1, "updated": 0, "unchanged": 0, "refused": 1}
