@@ -1,6 +1,6 @@
 """docs/deploy.md tried on loopback: two app servers (gunicorn on two ports) and two `db_worker` processes on one
-PostgreSQL and one Redis. A reprocess run is taken by exactly one worker; rate limits and list totals are shared
-by the two servers."""
+PostgreSQL and one Redis. A reprocess run and a webhook delivery are each taken by exactly one worker; rate limits
+and list totals are shared by the two servers."""
 
 import json
 import os
@@ -22,6 +22,10 @@ from django_tasks_db.models import DBTaskResult
 from ingest.models import ReprocessRun
 from ingest.services import reprocess_run_request
 from tests.conftest import SANDBOX, token_for, url
+from tests.webhooks.conftest import Receiver
+from webhooks.choices import DeliveryStatus
+from webhooks.models import WebhookDelivery
+from webhooks.services import webhook_endpoint_create
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -78,6 +82,7 @@ def environment(django_db_setup) -> dict[str, str]:
         "ALLOWED_HOSTS": "127.0.0.1",
         "CLIENT_ID_RATE_LIMIT_PER_MINUTE": str(RATE_LIMIT),
         "LOG_LEVEL": "WARNING",
+        "WEBHOOK_ALLOW_PRIVATE_URLS": "1",  # the test's receiver listens on loopback
     }
     if redis_is_up():
         env["REDIS_URL"] = "redis://127.0.0.1:6379/0"
@@ -109,7 +114,7 @@ def deployment(environment, tmp_path_factory):
         servers.append(f"http://127.0.0.1:{port}")
     for worker_id in WORKER_IDS:
         command = [sys.executable, "manage.py", "db_worker", "--no-reload", "--no-startup-delay", "--interval", "0.1",
-                   "--worker-id", worker_id]  # fmt: skip
+                   "--queue-name", "default,webhooks", "--worker-id", worker_id]  # fmt: skip
         processes.append(quiet_process(command, environment))
     try:
         for base in servers:
@@ -180,3 +185,25 @@ def test_a_total_counted_on_one_server_follows_a_push_on_the_other(deployment, u
 
     assert call(one, listing, headers)[2]["total"] == 1
     assert call(other, listing + "?externalId=HS-1", headers)[2]["total"] == 1
+
+
+def test_every_webhook_delivery_is_sent_once_by_one_of_two_workers(deployment, partner, user, sandbox_key, settings):
+    settings.WEBHOOK_ALLOW_PRIVATE_URLS = True
+    receiver = Receiver()
+    webhook_endpoint_create(partner=partner, environment=SANDBOX, url=receiver.url())
+    headers = {"Authorization": f"Bearer {token_for(user, SANDBOX)}", "ClientID": sandbox_key}
+
+    for number in range(10):  # alternately on the two servers; each push writes an event and wakes a worker
+        status, _, _ = call(deployment[number % 2], url(SANDBOX, "push"), headers, {"id": f"W-{number}", "data": {}})
+        assert status == 201
+
+    def all_delivered() -> bool:
+        return WebhookDelivery.objects.filter(status=DeliveryStatus.SUCCEEDED).count() == 10
+
+    try:
+        wait_until(all_delivered, seconds=60, message="the workers did not deliver every event")
+    finally:
+        receiver.down()
+    received = [request.headers["webhook-id"] for request in receiver.requests]
+    assert len(received) == len(set(received)) == 10
+    assert set(WebhookDelivery.objects.values_list("attempts", flat=True)) == {1}
