@@ -42,6 +42,13 @@ def test_push_then_follow_the_incremental_pull(client):
     assert list(client.changes_since(changed[-1]["updatedDate"])) == []
 
 
+def test_a_batch_answers_each_record(client):
+    results = client.push_batch([{"id": "B-1", "data": {"a": 1}}, {"id": "B-2", "data": []}])
+
+    assert [(result["externalId"], result["status"]) for result in results] == [("B-1", 201), ("B-2", 400)]
+    assert [project["externalId"] for project in client.changes_since(sync_client.EPOCH)] == ["B-1"]
+
+
 def test_an_expired_token_is_renewed_once(client):
     client.token = "expired.or.forged"
 
