@@ -18,6 +18,7 @@ export WAIT_FOR_SERVER
 
 # Local defaults; the environment overrides them (see README "Configuration").
 export DEBUG ?= 1
+export PUBLIC_BASE_URL ?= http://127.0.0.1:$(PORT)
 
 .PHONY: run test lint format check-migrations clean chromium screenshots
 
@@ -35,7 +36,8 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 
 # gunicorn (gunicorn.conf.py, the production configuration too: WORKERS, THREADS from the environment) and one
 # background worker (reprocessing, webhooks, e-mail) share a fresh Prometheus multiprocess directory. The demo data is
-# written before they start (SQLite takes one writer at a time); its logins are printed last, once the server
+# written before they start (SQLite takes one writer at a time), and the tasks it queued (the demo clearance's
+# e-mail, printed by the console backend) are run then too, so that the logins are printed last, once the server
 # answers, above the request log. Both processes stop together.
 run: $(VENV)/.installed
 	$(BIN)/python manage.py migrate --no-input --verbosity 0
@@ -43,6 +45,8 @@ run: $(VENV)/.installed
 	@rm -rf $(METRICS_DIR) && mkdir -p $(METRICS_DIR)
 	@LOGINS=$$($(BIN)/python manage.py seed_demo --base-url http://127.0.0.1:$(PORT)) || exit 1; \
 	export PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR); \
+	$(BIN)/python manage.py db_worker --queue-name default,webhooks --batch --no-startup-delay --no-reload -v 0 \
+		2>/dev/null; \
 	$(BIN)/python manage.py db_worker --queue-name default,webhooks & WORKER=$$!; \
 	$(BIN)/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:$(PORT) & SERVER=$$!; \
 	trap 'kill $$WORKER $$SERVER 2>/dev/null' EXIT INT TERM; \
