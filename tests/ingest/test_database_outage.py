@@ -6,15 +6,11 @@ dropped, new ones refused) and restores, as a restart or a network blip would.
 
 import contextlib
 import json
-import os
 import socket
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -22,13 +18,12 @@ from django.db import connection
 
 from projects.models import Project
 from tests.conftest import SANDBOX, token_for, url
+from tests.gunicorn import gunicorn_serving
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL behind a proxy"),
 ]
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class CuttableProxy:
@@ -89,12 +84,6 @@ class CuttableProxy:
         self.listener.close()
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
 def proxy():
     database = settings.DATABASES["default"]
@@ -106,34 +95,13 @@ def proxy():
 @pytest.fixture
 def server(proxy):
     database = settings.DATABASES["default"]
-    port = free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://{database['USER']}@127.0.0.1:{proxy.port}/{database['NAME']}",
-        "DEBUG": "0",
-        "SECRET_KEY": settings.SECRET_KEY,
-        "JWT_SIGNING_KEY": settings.SIMPLE_JWT["SIGNING_KEY"],
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "CLIENT_ID_RATE_LIMIT_PER_MINUTE": "0",
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(base + "/api/v1/schema/", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.1)
-    yield base
-    process.terminate()
-    process.wait(timeout=10)
+    with gunicorn_serving(
+        DATABASE_URL=f"postgres://{database['USER']}@127.0.0.1:{proxy.port}/{database['NAME']}",
+        SECRET_KEY=settings.SECRET_KEY,
+        JWT_SIGNING_KEY=settings.SIMPLE_JWT["SIGNING_KEY"],
+        CLIENT_ID_RATE_LIMIT_PER_MINUTE="0",
+    ) as (host, port):
+        yield f"http://{host}:{port}"
 
 
 def test_pushes_during_an_outage_get_503_and_every_acknowledged_push_survives(server, proxy, user, sandbox_key):

@@ -2,10 +2,6 @@
 proxy the test cuts: /readyz turns 503 and back, /healthz stays up, /metrics adds up every worker's counts."""
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -15,7 +11,8 @@ from django.conf import settings
 from django.db import connection
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.ingest.test_database_outage import ROOT, CuttableProxy, free_port
+from tests.gunicorn import gunicorn_serving
+from tests.ingest.test_database_outage import CuttableProxy
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -34,34 +31,13 @@ def proxy():
 @pytest.fixture
 def server(proxy, tmp_path):
     database = settings.DATABASES["default"]
-    port = free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://{database['USER']}@127.0.0.1:{proxy.port}/{database['NAME']}",
-        "DEBUG": "0",
-        "SECRET_KEY": settings.SECRET_KEY,
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path),
-        "WORKERS": "2",
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(base + "/healthz", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.1)
-    yield base
-    process.send_signal(signal.SIGINT)  # gunicorn's quick shutdown: the test is over
-    process.wait(timeout=10)
+    with gunicorn_serving(
+        DATABASE_URL=f"postgres://{database['USER']}@127.0.0.1:{proxy.port}/{database['NAME']}",
+        SECRET_KEY=settings.SECRET_KEY,
+        PROMETHEUS_MULTIPROC_DIR=str(tmp_path),
+        WORKERS="2",
+    ) as (host, port):
+        yield f"http://{host}:{port}"
 
 
 def get(url: str, **headers) -> tuple[int, dict, bytes]:

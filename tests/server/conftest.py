@@ -1,6 +1,6 @@
 import pytest
 
-from tests.server.gunicorn import gunicorn_serving
+from tests.gunicorn import gunicorn_serving
 
 
 @pytest.fixture(scope="package")

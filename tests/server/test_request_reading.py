@@ -12,8 +12,8 @@ import time
 import pytest
 
 from integration_service.server import IncomingRequest
+from tests.gunicorn import gunicorn_serving
 from tests.server.clients import BODY_HEAD, HEAD_START, probe, tricklers_running
-from tests.server.gunicorn import gunicorn_serving
 
 MANY = 40  # of each kind: far more than the threads of both workers together (2 x 16)
 
