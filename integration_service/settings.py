@@ -105,6 +105,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Parameters travel apart from the SQL, so psycopg prepares a statement run often (a push's few) and
     # PostgreSQL stops parsing and planning it anew on every request.
     DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
+    # A database host that drops packets must not hold a request (or /readyz) until the kernel gives up on TCP.
+    DATABASES["default"]["OPTIONS"]["connect_timeout"] = env_int("DATABASE_CONNECT_TIMEOUT_SECONDS", 5)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "partners.User"
@@ -120,7 +122,17 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 # share list totals, rate limits or login counts. The database name tells deployments apart by default.
 CACHE_KEY_PREFIX = os.environ.get("CACHE_KEY_PREFIX", "").strip() or str(DATABASES["default"]["NAME"])
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # Likewise for a Redis that stops answering: a rate-limit check must not hold a thread for minutes.
+            "OPTIONS": {
+                "socket_connect_timeout": env_int("REDIS_TIMEOUT_SECONDS", 2),
+                "socket_timeout": env_int("REDIS_TIMEOUT_SECONDS", 2),
+            },
+        }
+    }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 CACHES["default"]["KEY_PREFIX"] = CACHE_KEY_PREFIX
