@@ -2,6 +2,8 @@
 
 import os
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -13,6 +15,16 @@ os.environ.setdefault("SECRET_KEY", "benchmarks-only")
 import django  # noqa: E402
 
 django.setup()
+
+
+def wait_until_serving(base: str) -> None:
+    """Wait (10 s at most) until the server at `base` answers its schema page."""
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(base + "/api/v1/schema/", timeout=1)
+            return
+        except OSError:
+            time.sleep(0.1)
 
 
 def percentile(values: list[float], fraction: float) -> float:

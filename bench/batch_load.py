@@ -14,8 +14,6 @@ import os
 import re
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import _setup
@@ -67,12 +65,7 @@ def main() -> None:
     )
     try:
         base = f"http://127.0.0.1:{args.port}"
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(base + "/api/v1/schema/", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
+        _setup.wait_until_serving(base)
         env = {"BENCH_TOKEN": str(token), "BENCH_CLIENT_ID": key, "BENCH_BATCH_SIZE": str(args.batch_size)}
         targets = {  # name: (url, wrk script, records per request)
             "single push": (base + "/sandbox/api/v1/externals/push", PUSH_LUA, 1),

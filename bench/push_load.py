@@ -14,8 +14,6 @@ import os
 import re
 import subprocess
 import sys
-import time
-import urllib.request
 import uuid
 
 import _setup
@@ -108,12 +106,7 @@ def main() -> None:
     )
     try:
         base = f"http://127.0.0.1:{args.port}"
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(base + "/api/v1/schema/", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
+        _setup.wait_until_serving(base)
         push_env = {"BENCH_TOKEN": token, "BENCH_CLIENT_ID": key}
         webhook_env = {"BENCH_TOKEN": webhook_token, "BENCH_CLIENT_ID": webhook_key}
         spread_env = {"BENCH_CREDENTIALS": " ".join(f"{token},{key}" for token, key in spread)}

@@ -104,6 +104,21 @@ def server(proxy):
         yield f"http://{host}:{port}"
 
 
+def send_through_an_outage(proxy: CuttableProxy, send, stop: threading.Event, *, senders: int) -> None:
+    """`senders` threads run `send(number)` for 1.5 s with the database up, 2 s cut off and 2.5 s back, then stop."""
+    workers = [threading.Thread(target=send, args=(worker,)) for worker in range(senders)]
+    for worker in workers:
+        worker.start()
+    time.sleep(1.5)
+    proxy.cut()
+    time.sleep(2)
+    proxy.restore()
+    time.sleep(2.5)
+    stop.set()
+    for worker in workers:
+        worker.join(timeout=30)
+
+
 def test_pushes_during_an_outage_get_503_and_every_acknowledged_push_survives(server, proxy, user, sandbox_key):
     headers = {
         "Authorization": f"Bearer {token_for(user, SANDBOX)}",
@@ -127,17 +142,7 @@ def test_pushes_during_an_outage_get_503_and_every_acknowledged_push_survives(se
                 outcomes.append((external_id, error.code, error.headers["Content-Type"]))
                 time.sleep(0.05)
 
-    workers = [threading.Thread(target=send, args=(worker,)) for worker in range(4)]
-    for worker in workers:
-        worker.start()
-    time.sleep(1.5)
-    proxy.cut()
-    time.sleep(2)
-    proxy.restore()
-    time.sleep(2.5)
-    stop.set()
-    for worker in workers:
-        worker.join(timeout=30)
+    send_through_an_outage(proxy, send, stop, senders=4)
 
     statuses = {status for _, status, _ in outcomes}
     assert statuses <= {200, 201, 503}, statuses
@@ -172,17 +177,7 @@ def test_batches_during_an_outage_are_stored_whole_or_not_at_all(server, proxy, 
                 outcomes.append((ids, error.code))
                 time.sleep(0.05)
 
-    workers = [threading.Thread(target=send, args=(worker,)) for worker in range(3)]
-    for worker in workers:
-        worker.start()
-    time.sleep(1.5)
-    proxy.cut()
-    time.sleep(2)
-    proxy.restore()
-    time.sleep(2.5)
-    stop.set()
-    for worker in workers:
-        worker.join(timeout=30)
+    send_through_an_outage(proxy, send, stop, senders=3)
 
     statuses = [status for _, status in outcomes]
     assert set(statuses) <= {200, 503}, set(statuses)
