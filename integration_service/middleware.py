@@ -5,6 +5,8 @@ from collections.abc import Callable
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from integration_service.problems import problem_response
 
@@ -26,8 +28,8 @@ def body_limit(path: str) -> int:
 
 
 class ApiProblemMiddleware:
-    """Keeps API routes JSON whatever happens: refuses oversized bodies unread, turns a database outage into
-    503 and any other crash into 500, as problems.
+    """Keeps API routes JSON whatever happens: refuses oversized bodies unread, turns an outage of the database
+    or of Redis (rate limits, login counters) into 503 and any other crash into 500, as problems.
 
     Django's own 500 page (or the DEBUG traceback page) never reaches a partner's CRM.
     """
@@ -66,12 +68,18 @@ class ApiProblemMiddleware:
         if isinstance(exception, OperationalError | InterfaceError):
             # The database is down or restarting. A push may or may not have committed; repeating it is safe.
             logger.warning("Database unavailable on %s %s: %s", request.method, request.path, exception)
-            response = problem_response(
-                503,
-                "The database is briefly unreachable. Send the request again shortly; a push is safe to repeat.",
-                code="unavailable",
-            )
-            response["Retry-After"] = str(settings.UNAVAILABLE_RETRY_AFTER_SECONDS)
-            return response
+            return _unavailable("The database is briefly unreachable.")
+        if isinstance(exception, RedisConnectionError | RedisTimeoutError):
+            # Requests are counted before anything is written, so a push refused here stored nothing.
+            logger.warning("Redis unavailable on %s %s: %s", request.method, request.path, exception)
+            return _unavailable("The rate-limit store is briefly unreachable.")
         logger.exception("Unhandled error on %s %s", request.method, request.path, exc_info=exception)
         return problem_response(500, "The service failed to handle this request; it has been logged.", code="error")
+
+
+def _unavailable(what: str) -> HttpResponse:
+    response = problem_response(
+        503, f"{what} Send the request again shortly; a push is safe to repeat.", code="unavailable"
+    )
+    response["Retry-After"] = str(settings.UNAVAILABLE_RETRY_AFTER_SECONDS)
+    return response
