@@ -75,6 +75,7 @@ OPTION_EXAMPLES = {
     "phone": '{"region": "US"}',
     "enum": '{"values": {"closedwon": "contracted"}}',
 }
+SCALE_PER_ALTERNATIVE_EXAMPLE = '{"scale": [0.001, 1]}: a scale for each of size_w || size_kw'
 
 
 def _typical_types(canonical) -> tuple[str, ...]:
@@ -94,11 +95,14 @@ def _field_guide(canonical) -> dict:
         "status": ", ".join(ProjectStatus.values),
         "currency": "an ISO 4217 code, e.g. USD, EUR, AUD",
     }.get(canonical.choices or "")
+    examples = [OPTION_EXAMPLES[t] for t in _typical_types(canonical)]
+    if canonical.kind in ("integer", "decimal"):
+        examples.append(SCALE_PER_ALTERNATIVE_EXAMPLE)
     return {
         "kind": canonical.kind + (f", up to {canonical.max_length} characters" if canonical.max_length else ""),
         "types": ", ".join(types),
         "allowed": allowed,
-        "options": [OPTION_EXAMPLES[t] for t in _typical_types(canonical)],
+        "options": examples,
     }
 
 

@@ -1,7 +1,11 @@
 """Mapping documents: a partner's field rules as JSON, validated with every problem listed.
 
     {"fields": {"systemSizeKw": {"source": "system_size_stc", "type": "decimal", "scale": 0.001},
+                "moduleCount": {"source": "panels || modules", "type": "integer"},
+                "batteryCapacityKwh": {"source": "battery_wh || battery_kwh", "type": "decimal", "scale": [0.001, 1]},
                 "status": {"source": "dealstage", "type": "enum", "values": {"closedwon": "contracted"}}}}
+
+A `scale` list gives each `||` alternative of the source its own scale, in order (ingest/source_alternatives.py).
 
 One validation serves the document import, the admin form and the model's clean().
 """
@@ -18,7 +22,8 @@ from jmespath.exceptions import JMESPathError
 
 from ingest.converters import MAPPING_TYPES, ConversionError, convert
 from ingest.normalization import FieldRule, compile_source, fit_to_field
-from projects.canonical import CANONICAL_FIELDS, CANONICAL_FIELDS_BY_NAME
+from ingest.source_alternatives import MAX_ALTERNATIVE_SCALES, source_alternatives
+from projects.canonical import CANONICAL_FIELDS, CANONICAL_FIELDS_BY_NAME, CanonicalField
 
 RULE_KEYS = ("source", "type", "default", "required")
 TYPE_OPTIONS: dict[str, tuple[str, ...]] = {
@@ -35,6 +40,7 @@ TYPE_OPTIONS: dict[str, tuple[str, ...]] = {
 # A scale turns the source's unit into the canonical one (0.001: watts to kilowatts); these bounds keep every
 # scaled number within the converters' limits, so conversion stays cheap and finite.
 SCALE_MIN, SCALE_MAX = 1e-12, 1e12
+_SCALE_RANGE = "must be a number from 1e-12 to 1e12 in size, e.g. 0.001 for watts to kilowatts"
 MAX_FORMATS = 20
 FORMAT_MAX_CHARS = 100
 _FORMAT_PROBE = datetime(2024, 3, 1, 17, 5, 9, 250000, tzinfo=UTC)
@@ -100,16 +106,46 @@ def _formats_problems(path: str, formats: Any) -> list[Problem]:
     return [Problem(path, message) for message in messages]
 
 
-def _option_problems(path: str, mapping_type: str, options: dict, field_name: str) -> list[Problem]:
-    problems = []
-    if "scale" in options and not _scale_is_usable(options["scale"]):
+def _scale_problems(path: str, scale: Any, source: Any) -> list[Problem]:
+    """A scale is a number, or a list of numbers with one for each `||` alternative of the source, in order."""
+    if not isinstance(scale, list):
+        return [] if _scale_is_usable(scale) else [Problem(path, f"{_SCALE_RANGE}; got {_quoted(scale)}")]
+    if not 2 <= len(scale) <= MAX_ALTERNATIVE_SCALES:
+        return [
+            Problem(
+                path,
+                f"{_quoted(scale)} must hold from 2 to {MAX_ALTERNATIVE_SCALES} scales, one for each || alternative "
+                "of the source, e.g. [0.001, 1] for size_w || size_kw; one number scales the whole source",
+            )
+        ]
+    problems = [
+        Problem(f"{path}[{index}]", f"{_SCALE_RANGE}; got {_quoted(item)}")
+        for index, item in enumerate(scale)
+        if not _scale_is_usable(item)
+    ]
+    try:
+        count = len(source_alternatives(source)) if isinstance(source, str) else 0
+    except JMESPathError:
+        count = 0
+    if not count:
+        return problems  # the source's own problem is reported on it
+    if count == 1:
+        has, fix = "no || alternatives", "one number scales the whole source"
+    else:
+        has, fix = f"{count} || alternatives", "give one scale for each, in order"
+    if count != len(scale):
         problems.append(
             Problem(
-                f"{path}.scale",
-                "must be a number from 1e-12 to 1e12 in size, e.g. 0.001 for watts to kilowatts; "
-                f"got {_quoted(options['scale'])}",
+                path, f"{_quoted(scale)} holds {len(scale)} scales, but the source {_quoted(source)} has {has}; {fix}"
             )
         )
+    return problems
+
+
+def _option_problems(path: str, mapping_type: str, options: dict, field_name: str, source: Any) -> list[Problem]:
+    problems = []
+    if "scale" in options:
+        problems.extend(_scale_problems(f"{path}.scale", options["scale"], source))
     if "formats" in options:
         problems.extend(_formats_problems(f"{path}.formats", options["formats"]))
     if "region" in options and options["region"] not in phonenumbers.SUPPORTED_REGIONS:
@@ -166,17 +202,27 @@ def rule_problems(field_name: str, spec: Any, *, path: str | None = None) -> lis
         if key not in allowed_keys:
             problems.append(Problem(f"{path}.{key}", f"is not an option of type {mapping_type}"))
     options = {key: spec[key] for key in TYPE_OPTIONS[mapping_type] if key in spec}
-    problems.extend(_option_problems(path, mapping_type, options, field_name))
+    problems.extend(_option_problems(path, mapping_type, options, field_name, source))
     if "required" in spec and not isinstance(spec["required"], bool):
         problems.append(Problem(f"{path}.required", f"{_quoted(spec['required'])} must be true or false"))
     if spec.get("default") is not None and not problems:
+        problems.extend(_default_problems(f"{path}.default", spec["default"], mapping_type, options, canonical))
+    return problems
+
+
+def _default_problems(
+    path: str, default: Any, mapping_type: str, options: dict, canonical: CanonicalField
+) -> list[Problem]:
+    """A default must fit its field under every scale it can be read with: that of the alternative it stands in for."""
+    scales = options["scale"] if isinstance(options.get("scale"), list) else [options.get("scale")]
+    for scale in dict.fromkeys(scales):
         try:
-            value = convert(spec["default"], mapping_type, options)
+            value = convert(default, mapping_type, options if scale is None else {**options, "scale": scale})
             if value is not None:
                 fit_to_field(canonical, value)
         except ConversionError as error:
-            problems.append(Problem(f"{path}.default", f"{_quoted(spec['default'])} is {error}"))
-    return problems
+            return [Problem(path, f"{_quoted(default)} is {error}")]
+    return []
 
 
 def rule_from_spec(field_name: str, spec: dict) -> FieldRule:

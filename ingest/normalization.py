@@ -18,6 +18,7 @@ import pycountry
 
 from ingest.converters import ConversionError, convert
 from ingest.issue_values import has_unstorable_characters, issue
+from ingest.source_alternatives import search_alternatives
 from projects.canonical import (
     CANONICAL_FIELDS,
     CANONICAL_FIELDS_BY_NAME,
@@ -140,17 +141,27 @@ def fit_to_field(canonical: CanonicalField, value: Any) -> Any:
     return _fit_date(value)
 
 
+def source_value(rule: FieldRule, data: dict) -> tuple[Any, dict]:
+    """The rule's source value over `data` and the options to read it with: with a scale per `||` alternative,
+    the scale of the alternative the value came from."""
+    scales = rule.options.get("scale")
+    if not isinstance(scales, list):
+        return compile_source(rule.source).search(data), rule.options
+    raw, scale = search_alternatives(rule.source, scales, data)
+    return raw, {**rule.options, "scale": scale}
+
+
 def apply_rule(rule: FieldRule, data: dict) -> tuple[Any, dict | None]:
     """The canonical value of one rule over `data`, and the issue it raised (or None)."""
     canonical = CANONICAL_FIELDS_BY_NAME[rule.field]
     try:
-        raw = compile_source(rule.source).search(data)
+        raw, options = source_value(rule, data)
     except Exception as error:  # functions over partner data: type errors, avg() of huge integers overflowing...
         return None, issue(rule.field, None, f"the source expression failed: {error}")
     try:
-        value = convert(raw, rule.type, rule.options)
+        value = convert(raw, rule.type, options)
         if value is None and rule.default is not None:
-            value = convert(rule.default, rule.type, rule.options)
+            value = convert(rule.default, rule.type, options)
         if value is not None:
             return fit_to_field(canonical, value), None
     except ConversionError as error:

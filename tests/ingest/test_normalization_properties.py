@@ -1,15 +1,19 @@
 """Property: whatever JSON a CRM sends, through every mapping type, option and JMESPath function, normalization
 raises nothing, takes a bounded time per value, and yields only what PostgreSQL can store."""
 
+import json
 import time
 from datetime import date
 from decimal import Decimal
 
+import jmespath
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ingest.mapping_documents import TYPES_FOR_KIND, rule_from_spec, rule_problems
-from ingest.normalization import normalize
+from ingest.normalization import FieldRule, normalize, source_value
+from ingest.source_alternatives import source_alternatives
 from projects.canonical import CANONICAL_FIELDS, DECIMAL_MAX_DIGITS, INTEGER_MAX, INTEGER_MIN
 from projects.choices import MappingStatus, ProjectStatus
 from tests.ingest.jsonb import jsonb_storable
@@ -119,6 +123,8 @@ scales = st.one_of(
     st.sampled_from([0.001, 1000, 1e-12, 1e12, -1, 0.5, 3.6e6]),
     st.floats(min_value=1e-12, max_value=1e12),
 )
+# Sources with `||` alternatives, for a scale per alternative (functions that can fail included).
+OR_SOURCES = ["v || w", "v.a || w || v[0]", "avg(v) || w", "w || (v || `7`)", "v[*] || w.a || to_number(w)"]
 FORMATS = ["%d.%m.%Y", "%m/%d/%Y %H:%M", "%Y%m%d", "%d/%m/%Y %H:%M %z", "%b %d %Y", "%Y-%j", "%y%m%d%H%M%S"]
 OPTIONS = {
     "string": st.just({}),
@@ -143,7 +149,11 @@ def rules(draw):
         options = {"values": draw(st.dictionaries(odd_texts, st.sampled_from(["USD", "EUR"]), min_size=1))}
     else:
         options = draw(OPTIONS[mapping_type])
-    spec = {"source": draw(st.sampled_from(SOURCES)), "type": mapping_type, **options}
+    source = draw(st.sampled_from(SOURCES))
+    if mapping_type in ("integer", "decimal") and draw(st.booleans()):
+        source = draw(st.sampled_from(OR_SOURCES))
+        options["scale"] = draw(st.lists(scales, min_size=(n := len(source_alternatives(source))), max_size=n))
+    spec = {"source": source, "type": mapping_type, **options}
     if draw(st.booleans()):
         spec["required"] = True
     if rule_problems(canonical.name, spec):  # e.g. an enum target that does not fit the field: a plain string rule
@@ -184,3 +194,28 @@ def test_normalization_of_any_json_raises_nothing_is_bounded_and_storable(v, w, 
         assert jsonb_storable(result.issues)
         for canonical in CANONICAL_FIELDS:
             assert_storable(result.values[canonical.attname], canonical)
+
+
+def _as_json(value) -> str:
+    """A value compared as its JSON text, so a NaN equals itself."""
+    return json.dumps(value)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(v=json_values, w=json_values, source=st.sampled_from(OR_SOURCES), scale=scales)
+def test_a_scale_per_alternative_reads_the_value_or_gives_and_equal_scales_are_one_scale(v, w, source, scale):
+    data = {"v": v, "w": w}
+    alternatives = len(source_alternatives(source))
+    per_alternative = FieldRule("systemSizeKw", source, "decimal", {"scale": [scale] * alternatives})
+    one_scale = FieldRule("systemSizeKw", source, "decimal", {"scale": scale})
+
+    try:
+        expected = jmespath.search(source, data)
+    except Exception as error:  # the same failure must come out of the alternatives
+        with pytest.raises(type(error)):
+            source_value(per_alternative, data)
+    else:
+        raw, options = source_value(per_alternative, data)
+        assert (_as_json(raw), options) == (_as_json(expected), {"scale": scale})
+
+    assert normalize(data, [per_alternative]) == normalize(data, [one_scale])

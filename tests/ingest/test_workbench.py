@@ -273,7 +273,10 @@ def test_each_row_says_what_its_field_expects_and_preview_lands_on_its_results(a
         "kind": "decimal",
         "types": "integer, decimal",
         "allowed": None,
-        "options": ['{"scale": 0.001}: watts to kilowatts'],
+        "options": [
+            '{"scale": 0.001}: watts to kilowatts',
+            '{"scale": [0.001, 1]}: a scale for each of size_w || size_kw',
+        ],
     }
     assert guides["status"]["allowed"].startswith("lead, proposal, contracted")
     assert guides["currency"]["allowed"] == "an ISO 4217 code, e.g. USD, EUR, AUD"

@@ -1,0 +1,50 @@
+"""A source's `||` alternatives, each read with its own scale (no database).
+
+    {"source": "system_size_w || system_size_kw", "type": "decimal", "scale": [0.001, 1]}
+
+The value is exactly the one JMESPath's `||` gives (the first alternative that is not null, "", [], {} or false,
+else the last one's); the list only says which scale reads it: the scale of the alternative it came from.
+"""
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+import jmespath
+from jmespath.parser import ParsedResult
+
+MAX_ALTERNATIVE_SCALES = 10
+
+
+@functools.lru_cache(maxsize=1024)
+def source_alternatives(source: str) -> tuple[ParsedResult, ...]:
+    """The expressions `source` joins with `||` at its top, in order; one for a source without `||`.
+
+    Parentheses do not group (JMESPath keeps none in its tree): `a || (b || c)` has three alternatives, as
+    `||` gives the same value either way. `(a || b).c` and `a || b | c` have one: their top is not `||`.
+    """
+    alternatives, pending = [], [jmespath.compile(source).parsed]
+    while pending:  # depth first, left to right, without recursion: a source may chain many alternatives
+        node = pending.pop()
+        if node["type"] == "or_expression":
+            pending.extend(reversed(node["children"]))
+        else:
+            alternatives.append(ParsedResult(source, node))
+    return tuple(alternatives)
+
+
+def is_false(value: Any) -> bool:
+    """JMESPath's falseness, which `||` uses to go on to the next alternative (0 is true)."""
+    return value is None or value is False or (isinstance(value, str | list | dict) and not value)
+
+
+def search_alternatives(source: str, scales: Sequence, data: Any) -> tuple[Any, Any]:
+    """The value `source` gives over `data`, and the scale of the alternative it came from."""
+    alternatives = source_alternatives(source)
+    if len(alternatives) != len(scales):  # only in a version stored before a stricter validation
+        raise ValueError(f"the mapping has {len(scales)} scales for the source's {len(alternatives)} alternatives")
+    for alternative, scale in zip(alternatives, scales, strict=True):
+        value = alternative.search(data)
+        if not is_false(value):
+            return value, scale
+    return value, scale  # every alternative is false: `||` gives the last one's value
