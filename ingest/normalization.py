@@ -57,9 +57,43 @@ class NormalizationResult:
     mapping_status: str
 
 
+class KeyPath:
+    """A source expression that only names keys (`properties.amount`, the usual mapping): found by looking each key
+    up in turn, which is what JMESPath does for it (None as soon as a step is not an object or lacks the key),
+    without building an interpreter for every record and field."""
+
+    def __init__(self, keys: tuple[str, ...]) -> None:
+        self.keys = keys
+
+    def search(self, data: Any) -> Any:
+        for key in self.keys:
+            if not isinstance(data, dict):
+                return None
+            data = data.get(key)
+        return data
+
+
+def _key_chain(node: dict) -> tuple[str, ...] | None:
+    """The keys of a parsed expression made only of field names joined by dots; None for anything else."""
+    if node["type"] == "field":
+        return (node["value"],)
+    if node["type"] != "subexpression":
+        return None
+    keys: tuple[str, ...] = ()
+    for child in node["children"]:
+        child_keys = _key_chain(child)
+        if child_keys is None:
+            return None
+        keys += child_keys
+    return keys
+
+
 @functools.lru_cache(maxsize=2048)
-def compile_source(source: str) -> jmespath.parser.ParsedResult:
-    return jmespath.compile(source)
+def compile_source(source: str) -> jmespath.parser.ParsedResult | KeyPath:
+    """The source expression, compiled (JMESPath's errors raised as jmespath.compile raises them)."""
+    parsed = jmespath.compile(source)
+    keys = _key_chain(parsed.parsed)
+    return KeyPath(keys) if keys is not None else parsed
 
 
 @functools.cache

@@ -40,9 +40,25 @@ def _written_fields(model: type[models.Model], attnames: tuple[str, ...]) -> tup
     return fields
 
 
+# Fields whose get_db_prep_save returns a str or None unchanged, on every backend: most of a project's columns, so
+# the per-row preparation skips five calls a value for them (a batch push prepares some 50 values a record).
+_TEXT_FIELDS = frozenset({models.CharField, models.TextField})
+
+
+@functools.cache
+def _preparers(model: type[models.Model], attnames: tuple[str, ...]) -> tuple[tuple[str, models.Field, bool], ...]:
+    return tuple((field.attname, field, type(field) in _TEXT_FIELDS) for field in _fields(model, attnames))
+
+
 def _prepared(model: type[models.Model], values: dict[str, Any]) -> list[Any]:
     database = connections[DEFAULT_DB_ALIAS]  # once: `connection` is a proxy, each use a thread-local look-up
-    return [field.get_db_prep_save(values[field.attname], database) for field in _fields(model, tuple(values))]
+    prepared = []
+    for attname, field, text in _preparers(model, tuple(values)):
+        value = values[attname]
+        if not (text and (value is None or type(value) is str)):
+            value = field.get_db_prep_save(value, database)
+        prepared.append(value)
+    return prepared
 
 
 @functools.cache

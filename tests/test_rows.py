@@ -11,6 +11,7 @@ from decimal import Decimal
 
 import pytest
 from django.db import models, transaction
+from django.utils.translation import gettext_lazy
 from django_tasks_db.models import DBTaskResult
 
 from ingest.models import RawPush
@@ -110,6 +111,32 @@ def test_insert_writes_what_the_orm_reads_back(partner):
     assert row_insert(Project, values=values) is True
 
     assert orm_values(Project(pk=values["id"]), list(values)) == values
+
+
+def test_text_columns_given_other_than_text_are_converted_as_the_orm_converts_them(partner):
+    # str and None go to text columns as they are; anything else still goes through the field, as the ORM does.
+    orm = Project.objects.create(
+        partner=partner, environment=SANDBOX, external_id="SF-ORM", name=gettext_lazy("Lee"), notes=12, city=None
+    )
+    values = {
+        "id": uuid.uuid4(),
+        "partner_id": partner.pk,
+        "environment": SANDBOX,
+        "external_id": "SF-ROWS",
+        "submitted_date": orm.submitted_date,
+        "updated_date": orm.updated_date,
+        "mapping_status": "mapped",
+        "issues": [],
+        "source_data": {},
+        "name": gettext_lazy("Lee"),
+        "notes": 12,
+        "city": None,
+    }
+
+    row_insert(Project, values=values)
+
+    written = orm_values(Project(pk=values["id"]), ["name", "notes", "city"])
+    assert written == orm_values(orm, ["name", "notes", "city"]) == {"name": "Lee", "notes": "12", "city": None}
 
 
 def test_insert_ignoring_conflicts_says_whether_it_inserted(project, partner):

@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from integration_service.rows import row_insert
+from integration_service.rows import row_insert, rows_insert
 from partners.choices import Environment
 from partners.models import Partner, User
 from projects.models import Project
@@ -170,9 +170,9 @@ def _record(*, partner_id: int, environment: str, event_type: str, endpoints: li
         row_insert(WebhookEvent, values=events[0])
         for delivery in deliveries:
             row_insert(WebhookDelivery, values=delivery)
-    else:
-        WebhookEvent.objects.bulk_create(WebhookEvent(**event) for event in events)
-        WebhookDelivery.objects.bulk_create(WebhookDelivery(**delivery) for delivery in deliveries)
+    else:  # a batch push or a reprocess (bulk_create cost a batch push a sixth of its time, its arrays of bodies)
+        rows_insert(WebhookEvent, rows=events)
+        rows_insert(WebhookDelivery, rows=deliveries)
     for endpoint in endpoints:
         if endpoint["paused_until"] is None or endpoint["paused_until"] <= now:  # a paused one has a wake-up due
             _drain_soon(endpoint["id"])

@@ -204,6 +204,13 @@ def test_email_refuses_non_addresses(value):
         convert(value, "email", {})
 
 
+def test_email_answers_the_same_every_time_an_address_comes_again():  # the validation is cached per address
+    for _ in range(3):
+        assert convert("Ops@Example.com", "email", {}) == "ops@example.com"
+        with pytest.raises(ConversionError, match="not a valid e-mail address"):
+            convert("ops@", "email", {})
+
+
 @pytest.mark.parametrize(
     ("value", "options", "expected"),
     [
