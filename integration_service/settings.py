@@ -273,6 +273,8 @@ WEBHOOK_RETRY_MAX_INTERVAL_SECONDS = float(os.environ.get("WEBHOOK_RETRY_MAX_INT
 WEBHOOK_RETRY_FOR_SECONDS = float(os.environ.get("WEBHOOK_RETRY_FOR_SECONDS") or 86400)  # then marked failed
 WEBHOOK_SECRET_OVERLAP_SECONDS = env_int("WEBHOOK_SECRET_OVERLAP_SECONDS", 86400)  # old secret still signs
 WEBHOOK_DRAIN_SECONDS = float(os.environ.get("WEBHOOK_DRAIN_SECONDS") or 30)  # one task's turn at one endpoint
+# A drain queued this long ago and not started yet is taken as lost (its queue row gone): the next event queues one.
+WEBHOOK_DRAIN_REQUEST_STALE_SECONDS = float(os.environ.get("WEBHOOK_DRAIN_REQUEST_STALE_SECONDS") or 300)
 
 # --- E-mail to partners' users (clearance); console unless EMAIL_HOST is set -------------------------------------
 PUBLIC_BASE_URL = os.environ.get("PUBLIC_BASE_URL", "http://127.0.0.1:8000").rstrip("/")

@@ -6,14 +6,18 @@ machines can drain the same endpoint at once and each attempt is made by exactly
 runs outside any transaction. A failure pauses the endpoint (exponential backoff on failures in a row) and
 schedules one wake-up task for when the pause ends: a dead or slow endpoint costs the workers one timeout per
 pause, never one per event, and never holds up another endpoint's task.
+
+New events queue a drain only when none is queued and not yet started (`drain_request`): one task per endpoint for
+a stream of events, not one per event (docs/decisions.md, "Webhook drains: one queued per endpoint").
 """
 
+import functools
 import logging
 import time
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Case, F, Min, TextField, Value, When
 from django.utils import timezone
 
@@ -37,6 +41,40 @@ def drain_enqueue(*, endpoint_id: int, run_after: datetime | None = None) -> Non
             return  # the immediate backend cannot wait; the endpoint's next drain picks the delivery up
         task = task.using(run_after=run_after)
     task.enqueue(endpoint_id=endpoint_id)
+
+
+@functools.cache
+def _drain_request_sql(vendor: str) -> str:
+    table = connection.ops.quote_name(WebhookEndpoint._meta.db_table)
+    column = connection.ops.quote_name(WebhookEndpoint._meta.get_field("drain_requested_at").column)
+    pk = connection.ops.quote_name(WebhookEndpoint._meta.pk.column)
+    return f"UPDATE {table} SET {column} = %s WHERE {pk} = %s AND ({column} IS NULL OR {column} < %s)"
+
+
+def drain_request(*, endpoint_id: int) -> None:
+    """Have the endpoint's due deliveries delivered soon: queue a drain task, unless one is queued and has not
+    started yet. Call it once the deliveries are committed (a task that started before they were may have looked
+    already; one that has not started yet will see them).
+
+    The marker is set by a conditional UPDATE, so of concurrent callers exactly one queues the task; it is set and
+    the task queued in one transaction (the database backend's queue is a table), so neither is kept without the
+    other. A drain clears it as it starts, before it looks for deliveries: an event committed after that queues a
+    new drain. A marker older than WEBHOOK_DRAIN_REQUEST_STALE_SECONDS is taken for a task the queue lost.
+    """
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.WEBHOOK_DRAIN_REQUEST_STALE_SECONDS)
+    field = WebhookEndpoint._meta.get_field("drain_requested_at")
+    params = [field.get_db_prep_save(now, connection), endpoint_id, field.get_db_prep_save(stale, connection)]
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(_drain_request_sql(connection.vendor), params)
+            requested = cursor.rowcount == 1
+        if requested:
+            drain_enqueue(endpoint_id=endpoint_id)
+
+
+def _drain_request_clear(endpoint_id: int) -> None:
+    WebhookEndpoint.objects.filter(pk=endpoint_id, drain_requested_at__isnull=False).update(drain_requested_at=None)
 
 
 def _lease() -> timedelta:
@@ -173,6 +211,7 @@ def endpoint_deliveries_drain(*, endpoint_id: int) -> None:
     """Deliver what is due to one endpoint until nothing is, the endpoint fails (it is then paused), or this
     task has had its turn (WEBHOOK_DRAIN_SECONDS; another task continues, behind other endpoints' tasks)."""
     deadline = time.monotonic() + settings.WEBHOOK_DRAIN_SECONDS
+    _drain_request_clear(endpoint_id)  # committed before the first look: later events queue the next drain
     _deliveries_expire(endpoint_id, timezone.now())
     while True:
         endpoint = WebhookEndpoint.objects.filter(pk=endpoint_id).first()

@@ -30,6 +30,9 @@ class WebhookEndpoint(models.Model):
     failures_in_a_row = models.PositiveIntegerField(default=0, editable=False)
     paused_until = models.DateTimeField(null=True, blank=True, editable=False)
     wakeup_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # Set when a drain task is queued for new events, cleared when one starts: the events that find it set leave
+    # their deliveries to that task instead of queueing one each (webhooks/dispatch.py, drain_request).
+    drain_requested_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         verbose_name = "webhook endpoint"

@@ -251,18 +251,22 @@ def delivery_redeliver(*, delivery: WebhookDelivery) -> None:
 
 
 def _drain_soon(endpoint_id: int) -> None:
-    from webhooks.dispatch import drain_enqueue  # the worker's module imports this one
+    """Once this transaction commits, a drain of the endpoint: queued, unless one is queued and not started yet."""
+    from webhooks.dispatch import drain_request  # the worker's module imports this one
 
-    transaction.on_commit(lambda: drain_enqueue(endpoint_id=endpoint_id))
+    transaction.on_commit(lambda: drain_request(endpoint_id=endpoint_id))
 
 
 def deliveries_pending_resume() -> int:
-    """Queue a drain for every enabled endpoint with pending deliveries; returns how many."""
+    """Queue a drain for every enabled endpoint with pending deliveries, whatever drains are already queued (this
+    is the way out when queued tasks were lost); returns how many."""
+    from webhooks.dispatch import drain_enqueue
+
     endpoint_ids = list(
         WebhookDelivery.objects.filter(status=DeliveryStatus.PENDING, endpoint__is_enabled=True)
         .values_list("endpoint_id", flat=True)
         .distinct()
     )
     for endpoint_id in endpoint_ids:
-        _drain_soon(endpoint_id)
+        transaction.on_commit(lambda endpoint_id=endpoint_id: drain_enqueue(endpoint_id=endpoint_id))
     return len(endpoint_ids)
