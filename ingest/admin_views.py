@@ -16,9 +16,13 @@ from ingest.mapping_documents import MappingDocumentInvalid, document_ordered, p
 from ingest.mapping_selectors import mapping_publications, mapping_version_get
 from ingest.mapping_services import mapping_document_import
 from ingest.models import MappingVersion, ReprocessRun
-from ingest.selectors import DISCOVERY_MAX_BYTES, mapping_preview, mapping_rules_for_partner, source_key_discovery
+from ingest.selectors import DISCOVERY_MAX_BYTES, mapping_rules_for_partner, source_key_discovery
+from ingest.source_type_guess import source_type_guess
+from ingest.workbench_fill import fill_target, posted_rows, row_fill, rows_rules
+from ingest.workbench_preview import mapping_preview_compare
 from partners.choices import Environment
 from partners.models import Partner
+from projects.canonical import CANONICAL_FIELDS
 
 PREVIEW_PUSHES = 20
 DISCOVERY_SAMPLE = 1000
@@ -76,23 +80,56 @@ def _import(request: HttpRequest, partner: Partner) -> HttpResponseRedirect:
     return _saved(request, partner, version)
 
 
+def _fill(request: HttpRequest, partner: Partner, discovery: discovery.Discovery) -> tuple[list[dict], str | None]:
+    """The posted rows with one filled from the discovered key the operator clicked; the field filled."""
+    rows = posted_rows(request.POST)
+    if [row["field"] for row in rows] != [canonical.name for canonical in CANONICAL_FIELDS]:
+        messages.error(request, "The rows were not posted whole: they show the sandbox's version, nothing was filled.")
+        saved = mapping_rules_for_partner(partner_id=partner.pk, environment=Environment.SANDBOX)
+        return workbench_initial(saved), None
+    key = next((key for key in discovery.keys if key.path == request.POST["fill"]), None)
+    if key is None:
+        messages.error(request, f"No source key {request.POST['fill']} in the recent pushes: nothing was filled.")
+        return rows, None
+    target = fill_target(rows, key_path=key.path, picked=request.POST.get("target", ""))
+    if target is None:
+        messages.error(request, "Every row has a source: pick the row to fill with its “fill” button first.")
+        return rows, None
+    guess = row_fill(rows[target], key=key)
+    field = rows[target]["field"]
+    messages.info(request, f"Filled {field} from {key.path}, read as {guess.type}: check it in a preview.")
+    return rows, rows[target]["field"]
+
+
 def mapping_workbench(request: HttpRequest, partner_id: int, model_admin: admin.ModelAdmin) -> HttpResponse:
     require_permission(request, "ingest.add_mappingversion")
     partner = get_object_or_404(Partner, pk=partner_id)
-    preview = None
-    if request.method == "POST" and request.POST.get("action") == "import":
+    action = request.POST.get("action") if request.method == "POST" else None
+    if action == "import":
         return _import(request, partner)
-    if request.method == "POST":
+    publications = mapping_publications(partner=partner)
+    preview, filled, rules = None, None, None
+    if request.method == "POST" and "fill" in request.POST:
+        sample = source_key_discovery(partner=partner, sample=DISCOVERY_SAMPLE)
+        rows, filled = _fill(request, partner, sample)
+        formset = MappingRowFormSet(initial=rows, prefix="rows")
+    elif request.method == "POST":
         formset = MappingRowFormSet(request.POST, prefix="rows")
         if formset.is_valid():
             document = workbench_document(formset)
-            if request.POST.get("action") == "save":
+            if action == "save":
                 note = request.POST.get("note", "").strip()[: MappingVersion._meta.get_field("note").max_length]
                 version = mapping_document_import(
                     partner=partner, document=document, created_by=request.user, note=note
                 )
                 return _saved(request, partner, version)
-            preview = mapping_preview(partner=partner, rules=parse_mapping_document(document), limit=PREVIEW_PUSHES)
+            rules = parse_mapping_document(document)
+            preview = mapping_preview_compare(
+                partner=partner,
+                rules=rules,
+                limit=PREVIEW_PUSHES,
+                versions={environment: p.version.number for environment, p in publications.items()},
+            )
     else:
         formset = MappingRowFormSet(
             initial=workbench_initial(
@@ -100,16 +137,24 @@ def mapping_workbench(request: HttpRequest, partner_id: int, model_admin: admin.
             ),
             prefix="rows",
         )
+    if rules is None and request.method == "POST":  # the fill rates and "used by" of the rows as shown
+        rules = rows_rules(formset.initial or posted_rows(request.POST))
+    sample = source_key_discovery(partner=partner, sample=DISCOVERY_SAMPLE, rules=rules)
+    for form in formset:
+        form.fill_rate = sample.fill_rates.get(form["field"].value())
+    for key in sample.keys:
+        key.guess = source_type_guess(key.values, complete=not key.more_values)
     context = {
         **model_admin.admin_site.each_context(request),
         "opts": MappingVersion._meta,
-        "publications": mapping_publications(partner=partner),
+        "publications": publications,
         "title": f"Mapping workbench: {partner.name}",
         "partner": partner,
         "formset": formset,
+        "filled": filled,
         "preview": preview,
         "preview_pushes": PREVIEW_PUSHES,
-        "discovery": source_key_discovery(partner=partner, sample=DISCOVERY_SAMPLE),
+        "discovery": sample,
         "discovery_sample": DISCOVERY_SAMPLE,
         "discovery_limits": {
             "keys": f"{discovery.MAX_KEYS:,}",

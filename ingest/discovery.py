@@ -6,6 +6,7 @@ Bounded whatever the pushes hold: at most MAX_VALUES_PER_PUSH values of each pus
 """
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
@@ -13,8 +14,7 @@ from json import dumps
 from json.encoder import encode_basestring
 from typing import Any
 
-from jmespath.exceptions import LexerError
-from jmespath.lexer import Lexer
+from ingest.source_usage import key_used_by, source_paths
 
 _PLAIN_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 EXAMPLES_PER_KEY = 3
@@ -24,6 +24,8 @@ EXAMPLE_LENGTH = 60
 MAX_KEYS = 1_000
 MAX_VALUES_PER_PUSH = 5_000
 MAX_VALUES = 100_000
+DISTINCT_VALUES = 20
+DISTINCT_VALUE_LENGTH = 200
 
 
 def jmespath_identifier(key: str) -> str:
@@ -52,6 +54,17 @@ class DiscoveredKey:
     count: int = 0
     examples: list[str] = field(default_factory=list)
     used_by: list[str] = field(default_factory=list)
+    # The first DISTINCT_VALUES distinct values with how often each occurred, for guessing the key's type.
+    values: Counter = field(default_factory=Counter)
+    more_values: bool = False  # whether the key held further distinct values
+
+    def count_value(self, value: Any) -> None:
+        value = value[:DISTINCT_VALUE_LENGTH] if isinstance(value, str) else value
+        tagged = (type(value).__name__, value)  # True, 1 and 1.0 are one dictionary key otherwise
+        if tagged in self.values or len(self.values) < DISTINCT_VALUES:
+            self.values[tagged] += 1
+        else:
+            self.more_values = True
 
 
 def _example(value: Any) -> str:
@@ -59,16 +72,29 @@ def _example(value: Any) -> str:
     return text if len(text) <= EXAMPLE_LENGTH else text[: EXAMPLE_LENGTH - 1] + "…"
 
 
+@dataclass(frozen=True)
+class FillRate:
+    """In how many of the sampled pushes a field's rule yields a value."""
+
+    filled: int
+    sampled: int
+
+    @property
+    def percent(self) -> int | None:
+        return round(100 * self.filled / self.sampled) if self.sampled else None
+
+
 @dataclass
 class Discovery:
     keys: list[DiscoveredKey]
     documents: int  # how many documents were read
     capped: bool  # whether a limit stopped the reading: counts are then lower bounds
+    fill_rates: dict[str, FillRate] = field(default_factory=dict)  # canonical field → its rule's fill rate
 
 
 def discover_keys(documents: Iterable[dict], mapping_sources: dict[str, str]) -> Discovery:
     """Key paths over the documents, most frequent first: in how many documents each occurs, a few example values,
-    and which canonical fields' sources mention it (`mapping_sources`: field → JMESPath source)."""
+    and which canonical fields' sources read it (`mapping_sources`: field → JMESPath source)."""
     found: dict[str, DiscoveredKey] = {}
     read = values = 0
     capped = False
@@ -88,30 +114,15 @@ def discover_keys(documents: Iterable[dict], mapping_sources: dict[str, str]) ->
             if path not in seen:
                 entry.count += 1
                 seen.add(path)
+            entry.count_value(value)
             if len(entry.examples) < EXAMPLES_PER_KEY:
                 example = _example(value)
                 if example not in entry.examples:
                     entry.examples.append(example)
         capped = capped or next(paths, None) is not None
     capped = capped or values >= MAX_VALUES  # the budget is spent: pushes beyond it are not even fetched
-    source_identifiers = {name: _identifiers(source) for name, source in mapping_sources.items()}
+    reads = {name: source_paths(source) for name, source in mapping_sources.items()}
     for entry in found.values():
-        path = _identifiers(entry.path)
-        entry.used_by = sorted(name for name, identifiers in source_identifiers.items() if _in_order(path, identifiers))
+        entry.used_by = key_used_by(entry.path, reads)
     keys = sorted(found.values(), key=lambda entry: (-entry.count, entry.path))
     return Discovery(keys=keys, documents=read, capped=capped)
-
-
-def _identifiers(expression: str) -> list[str]:
-    """The field names an expression mentions, in order, by JMESPath's own lexer (quoting and filters understood)."""
-    try:
-        tokens = list(Lexer().tokenize(expression))
-    except LexerError:
-        return []
-    return [token["value"] for token in tokens if token["type"] in {"unquoted_identifier", "quoted_identifier"}]
-
-
-def _in_order(needle: list[str], haystack: list[str]) -> bool:
-    """Whether `needle` occurs in `haystack` in order: `emails[*].v` is used by `emails[?primary].v | [0]`."""
-    remaining = iter(haystack)
-    return bool(needle) and all(name in remaining for name in needle)

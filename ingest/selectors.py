@@ -1,16 +1,16 @@
 from collections import Counter
+from collections.abc import Iterable, Iterator
 
 from django.db.models import Count, Func, IntegerField, Max
 
-from ingest.discovery import Discovery, discover_keys
+from ingest.discovery import Discovery, FillRate, discover_keys
 from ingest.mapping_documents import mapping_document
 from ingest.mapping_rules_cache import version_rules
 from ingest.models import MappingPublication, RawPush
-from ingest.normalization import FieldRule, normalize
+from ingest.normalization import FieldRule, apply_rule, normalize
 from integration_service.rows import rows_select
 from partners.choices import Environment
 from partners.models import Partner
-from projects.canonical import CANONICAL_FIELDS_BY_NAME, format_canonical
 from projects.choices import MappingStatus
 
 DISCOVERY_MAX_BYTES = 8 * 1024 * 1024  # of push bodies read for key discovery: ~0.1 s of JSON decoding
@@ -91,14 +91,23 @@ class _OctetLength(Func):
         return self.as_sql(compiler, connection, template="LENGTH(CAST(%(expressions)s AS BLOB))", **extra)
 
 
-def source_key_discovery(*, partner: Partner, sample: int = 1000) -> Discovery:
-    """Key paths of the partner's latest `sample` pushes, with counts, examples and the mappings that use them.
+def source_key_discovery(*, partner: Partner, sample: int = 1000, rules: list[FieldRule] | None = None) -> Discovery:
+    """Key paths of the partner's latest `sample` pushes, with counts, examples and the mappings that use them, and
+    each rule's fill rate over the same pushes. `rules`: the sandbox's when not given (the workbench's edited ones).
 
     A push can be a megabyte: only the latest pushes within DISCOVERY_MAX_BYTES are read (their sizes are read
     first), a few at a time, and only as far as discovery's own limits go.
     """
-    rules = mapping_rules_for_partner(partner_id=partner.pk, environment=Environment.SANDBOX)
+    if rules is None:
+        rules = mapping_rules_for_partner(partner_id=partner.pk, environment=Environment.SANDBOX)
     sources = {rule.field: rule.source for rule in rules}
+    filled: Counter = Counter()
+
+    def filling(documents: Iterable[dict]) -> Iterator[dict]:
+        for document in documents:
+            filled.update(rule.field for rule in rules if apply_rule(rule, document)[0] is not None)
+            yield document
+
     latest = RawPush.objects.filter(partner=partner).order_by("-received_at", "-id")
     sizes = list(latest.values_list(_OctetLength("body"), flat=True)[:sample])
     within, total = 0, 0
@@ -107,24 +116,12 @@ def source_key_discovery(*, partner: Partner, sample: int = 1000) -> Discovery:
         if total > DISCOVERY_MAX_BYTES and within:
             break
         within += 1
-    discovery = discover_keys(latest.values_list("data", flat=True)[:within].iterator(chunk_size=20), sources)
+    discovery = discover_keys(filling(latest.values_list("data", flat=True)[:within].iterator(chunk_size=20)), sources)
     discovery.capped = discovery.capped or within < len(sizes)
+    discovery.fill_rates = {
+        rule.field: FillRate(filled=filled[rule.field], sampled=discovery.documents) for rule in rules
+    }
     return discovery
-
-
-def mapping_preview(*, partner: Partner, rules: list[FieldRule], limit: int = 20) -> list[dict]:
-    """`rules` (saved or not) applied to the partner's latest pushes: what each would normalize to, and its issues."""
-    attnames = {CANONICAL_FIELDS_BY_NAME[rule.field].attname: rule.field for rule in rules}
-    preview = []
-    for push in pushes_recent(partner=partner, limit=limit):
-        result = normalize(push.data, rules)
-        values = [
-            (name, format_canonical(value))
-            for attname, name in attnames.items()
-            if (value := result.values[attname]) is not None
-        ]
-        preview.append({"push": push, "values": values, "issues": result.issues, "status": result.mapping_status})
-    return preview
 
 
 def partner_push_stats(*, partner_ids: list[int]) -> dict[int, dict]:

@@ -82,6 +82,7 @@ def from_db(query):
 def screenshot(page, name: str, tmp_path: Path) -> None:
     """Save the page, after checking that it fits a 1,366 px screen without scrolling sideways."""
     assert page.evaluate("document.documentElement.scrollWidth") <= 1366, f"{name} is wider than 1,366 px"
+    page.evaluate("window.scrollTo(0, 0)")  # a sticky panel would sit where the page was scrolled to
     folder = Path(os.environ.get("SCREENSHOT_DIR") or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
@@ -134,15 +135,26 @@ def test_an_operator_onboards_a_partner_in_the_browser(browser_page, live_server
     page.goto(base + "/admin/partners/partner/")
     page.click("text=Bright Roofs")
     page.click("#open-workbench")
-    assert "deal.size_w" in page.inner_text("#content-main")  # discovered from the pushes
-    page.fill("#row-name input[name$=source]", "deal.title")
-    page.select_option("#row-name select", "string")
-    page.fill("#row-systemSizeKw input[name$=source]", "deal.size_w")
-    page.select_option("#row-systemSizeKw select", "decimal")
+    assert "deal.size_w" in page.inner_text("#discovery")  # discovered from the pushes, beside the rows
+    page.click("#row-systemSizeKw input[name$=source]")  # the row with focus is the one a key fills
+    page.click("#discovery button[value='deal.size_w']")
+    page.wait_for_selector("#row-systemSizeKw.filled")
+    screenshot(page, "workbench-fill", tmp_path)
+    page.click("#discovery button[value='deal.title']")  # no row picked: the first empty row, name
+    page.wait_for_selector("#row-name.filled")
+    assert page.input_value("#row-name input[name$=source]") == "deal.title"
+    assert page.input_value("#row-name select") == "string"
+    assert page.input_value("#row-systemSizeKw input[name$=source]") == "deal.size_w"
+    assert page.input_value("#row-systemSizeKw select") == "decimal"
     page.fill("#row-systemSizeKw textarea[name$=options]", '{"scale": 0.001}')
     page.click("#preview-button")
-    preview = page.inner_text("#content-main")
-    assert "systemSizeKw = 8.8" in preview and "systemSizeKw: not a number" in preview
+    top = page.evaluate("document.getElementById('preview').getBoundingClientRect().top")
+    assert 0 <= top < 900, "the preview did not land on its results"
+    headings = [heading.text_content() for heading in page.query_selector_all("#preview-results thead th")]
+    assert headings == ["Field", "Source value", "Current version", "Edited rows"]
+    rows = [row.inner_text() for row in page.query_selector_all("#preview-results tbody tr")]
+    assert "systemSizeKw changed\t8800\t—\t8.8" in rows
+    assert "systemSizeKw changed\tlots\t—\t—\nrefused lots: not a number" in rows
     screenshot(page, "workbench", tmp_path)
     page.click("#save-button")
     page.wait_for_selector("text=Saved mapping version 1 for Bright Roofs (2 field(s)).")

@@ -71,10 +71,23 @@ def test_preview_applies_unsaved_rows_to_the_last_pushes_and_saves_nothing(admin
 
     assert response.status_code == HTTPStatus.OK
     preview = response.context["preview"]
-    assert [(item["push"].external_id, item["values"], item["issues"]) for item in preview] == [
-        ("P-1", [("name", "Roof 1")], [{"field": "systemSizeKw", "value": "lots", "reason": "not a number"}]),
-        ("P-0", [("name", "Roof 0"), ("systemSizeKw", "8.8")], []),
-    ]
+    assert [
+        (item.push.external_id, item.version, item.current_status, item.edited_status, [
+            (cell.field, cell.source, cell.current, cell.edited, cell.issue, cell.changed) for cell in item.fields
+        ])
+        for item in preview.pushes
+    ] == [
+        ("P-1", 1, "mapped", "partial", [
+            ("name", "Roof 1", "Roof 1", "Roof 1", None, False),
+            ("systemSizeKw", "lots", None, None, {"field": "systemSizeKw", "value": "lots", "reason": "not a number"},
+             True),
+        ]),
+        ("P-0", 1, "mapped", "mapped", [
+            ("name", "Roof 0", "Roof 0", "Roof 0", None, False),
+            ("systemSizeKw", "8800", None, "8.8", None, True),
+        ]),
+    ]  # fmt: skip
+    assert preview.hints == []
     assert mapping_document_export(partner=partner) == CURRENT
 
 

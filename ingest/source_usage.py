@@ -1,0 +1,121 @@
+"""Which discovered key paths a mapping's JMESPath source reads, from the expression's syntax tree.
+
+Names in the text are not enough: `properties.value` does not read a top-level `value`, a literal `'value'` reads
+nothing, and `a || b` reads both. The tree is walked once per source; every data path that reaches the result, a
+filter, a comparison or a function argument counts as read, and reading a path reads every key below it.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import jmespath
+from jmespath.exceptions import JMESPathError
+
+# A path is a tuple of steps: ("key", name), ITEMS for an array's elements (discovery's `[*]`), ANY_KEY for `*`.
+ITEMS = ("items",)
+ANY_KEY = ("any key",)
+Path = tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class _Context:
+    """Where a node's result comes from in the pushed data; `projected` when it is a projection's list of results."""
+
+    path: Path
+    projected: bool = False
+
+
+def _elements(context: _Context) -> _Context:
+    return _Context(context.path if context.projected else (*context.path, ITEMS))
+
+
+class _Walk:
+    def __init__(self) -> None:
+        self.read: set[Path] = set()
+
+    def results(self, node: dict, context: _Context) -> list[_Context]:
+        """The data paths `node` evaluates to at `context`, recording what filters, comparisons and functions read."""
+        kind, children = node["type"], node.get("children", [])
+        if kind == "field":
+            return [_Context((*context.path, ("key", node["value"])))]
+        if kind in ("current", "identity"):
+            return [context]
+        if kind in ("subexpression", "pipe", "index_expression"):  # a chain: `a.b.c` is one node of three fields
+            contexts = [context]
+            for child in children:
+                contexts = [result for left in contexts for result in self.results(child, left)]
+            return contexts
+        if kind == "index":
+            return [_Context(_elements(context).path)]
+        if kind == "slice":
+            return [_Context(_elements(context).path, projected=True)]
+        if kind == "flatten":
+            return [_Context(_elements(left).path, projected=True) for left in self.results(children[0], context)]
+        if kind in ("projection", "filter_projection", "value_projection"):
+            return self._projection(kind, children, context)
+        if kind in ("or_expression", "and_expression", "multi_select_list"):
+            return [result for child in children for result in self.results(child, context)]
+        if kind == "multi_select_dict":
+            return [result for pair in children for result in self.results(pair["children"][0], context)]
+        if kind in ("comparator", "not_expression"):
+            self._consume(children, context)
+            return []
+        if kind == "function_expression":
+            return self._function(children, context)
+        return []  # literals
+
+    def _projection(self, kind: str, children: list, context: _Context) -> list[_Context]:
+        found = []
+        for left in self.results(children[0], context):
+            element = _Context((*left.path, ANY_KEY)) if kind == "value_projection" else _elements(left)
+            if kind == "filter_projection":
+                self._consume(children[2:], element)
+            found.extend(_Context(result.path, projected=True) for result in self.results(children[1], element))
+        return found
+
+    def _function(self, arguments: list, context: _Context) -> list[_Context]:
+        """A function passes its arguments' data on (`to_number(a)`); `&expr` reads the first argument's elements."""
+        found: list[_Context] = []
+        for argument in arguments:
+            if argument["type"] == "expref":
+                for element in [_elements(result) for result in found[:1]] or [context]:
+                    self._consume(argument["children"], element)
+            else:
+                results = self.results(argument, context)
+                self.read.update(result.path for result in results)
+                found.extend(results)
+        return found
+
+    def _consume(self, nodes: Iterable, context: _Context) -> None:
+        for node in nodes:
+            if isinstance(node, dict):
+                self.read.update(result.path for result in self.results(node, context))
+
+
+def source_paths(expression: str) -> set[Path]:
+    """The data paths a JMESPath expression reads (empty when it does not parse)."""
+    try:
+        tree = jmespath.compile(expression).parsed
+    except JMESPathError:
+        return set()
+    walk = _Walk()
+    walk.read.update(result.path for result in walk.results(tree, _Context(())))
+    walk.read.discard(())  # `@` alone, or a literal's context: the whole push, not one key
+    return walk.read
+
+
+def _reads(read: Path, key: Path) -> bool:
+    """Whether reading `read` reads the key path `key` (its own value or an object or array holding it)."""
+    if len(read) > len(key):
+        return False
+    steps = zip(read, key[: len(read)], strict=True)
+    return all(step == wanted or (step == ANY_KEY and wanted[0] == "key") for step, wanted in steps)
+
+
+def key_used_by(key_path: str, reads: dict[str, set[Path]]) -> list[str]:
+    """The canonical fields whose source reads the discovered `key_path`; `reads` is field → source_paths(source)."""
+    keys = source_paths(key_path)
+    if len(keys) != 1:
+        return []
+    key = next(iter(keys))
+    return sorted(name for name, paths in reads.items() if any(_reads(read, key) for read in paths))
