@@ -8,7 +8,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
-from ingest.normalization import FieldRule
 from projects.canonical import format_decimal
 
 
@@ -49,18 +48,19 @@ def _range(bounds: PlausibleRange) -> str:
     return f"outside {_amount(bounds.low, bounds.unit)} to {_amount(bounds.high, bounds.unit)}"
 
 
-def _scale(rule: FieldRule | None) -> Decimal:
-    scale = rule.options.get("scale") if rule else None
+def _scale(scale: object) -> Decimal:
     usable = isinstance(scale, int | float) and not isinstance(scale, bool) and scale
     return Decimal(str(scale)) if usable else Decimal(1)
 
 
-def value_hint(*, field: str, value: Decimal, rule: FieldRule | None) -> str | None:
-    """What looks wrong with one field's normalized value and the likely fix, or None when it is plausible."""
+def value_hint(*, field: str, value: Decimal | None, scale: object = None) -> str | None:
+    """What looks wrong with one field's normalized value and the likely fix, or None when it is plausible.
+
+    `scale`: the one the value was read with (with a scale per `||` alternative, the alternative's)."""
     bounds = PLAUSIBLE_RANGES.get(field)
     if bounds is None or not isinstance(value, Decimal) or _plausible(value, bounds):
         return None
-    scale = _scale(rule)
+    scale = _scale(scale)
     source = value / scale
     shown = _amount(value, bounds.unit)
     if scale != 1 and _plausible(source, bounds):
@@ -80,16 +80,17 @@ def value_hint(*, field: str, value: Decimal, rule: FieldRule | None) -> str | N
     return f"{field} {shown} is {_range(bounds)}: check the unit the source is in."
 
 
-def plausibility_hints(*, results: Iterable[tuple[str, dict]], rules: dict[str, FieldRule]) -> list[str]:
-    """One hint per field, for the first implausible value over the pushes' `results` (push id, field → value),
-    with how many pushes hold one."""
+def plausibility_hints(*, results: Iterable[tuple[str, dict[str, tuple[Decimal | None, object]]]]) -> list[str]:
+    """One hint per field, for the first implausible value over the pushes' `results` (push id, field → (value,
+    the scale it was read with)), with how many pushes hold one."""
     first: dict[str, tuple[str, str]] = {}
     counts: dict[str, int] = {}
     pushes = 0
     for push, values in results:
         pushes += 1
         for field in PLAUSIBLE_RANGES:
-            hint = value_hint(field=field, value=values.get(field), rule=rules.get(field))
+            value, scale = values.get(field, (None, None))
+            hint = value_hint(field=field, value=value, scale=scale)
             if hint:
                 first.setdefault(field, (push, hint))
                 counts[field] = counts.get(field, 0) + 1

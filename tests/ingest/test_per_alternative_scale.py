@@ -351,10 +351,15 @@ def test_the_workbench_previews_each_alternative_in_its_unit(admin_client, workb
 
     response = admin_client.post(workbench, {**rows(systemSizeKw=size), "action": "preview"})
 
-    assert [(item["push"].external_id, item["values"], item["issues"]) for item in response.context["preview"]] == [
-        ("KW", [("name", "KW"), ("systemSizeKw", "9.6")], []),
-        ("W", [("name", "W"), ("systemSizeKw", "9.6")], []),
+    preview = response.context["preview"]
+    assert [
+        (item.push.external_id, [(cell.field, cell.source, cell.edited, cell.issue) for cell in item.fields])
+        for item in preview.pushes
+    ] == [
+        ("KW", [("name", "KW", "KW", None), ("systemSizeKw", "9.6", "9.6", None)]),
+        ("W", [("name", "W", "W", None), ("systemSizeKw", "9600", "9.6", None)]),
     ]
+    assert preview.hints == []
 
 
 @pytest.mark.django_db

@@ -2,12 +2,7 @@ from decimal import Decimal
 
 import pytest
 
-from ingest.normalization import FieldRule
 from ingest.plausibility import plausibility_hints, value_hint
-
-
-def rule(field: str, scale: float | None = None) -> FieldRule:
-    return FieldRule(field=field, source="x", type="decimal", options={"scale": scale} if scale else {})
 
 
 @pytest.mark.parametrize(
@@ -74,20 +69,20 @@ def rule(field: str, scale: float | None = None) -> FieldRule:
     ],
 )
 def test_an_implausible_value_names_the_field_the_value_and_the_likely_fix(field, value, scale, hint):
-    assert value_hint(field=field, value=Decimal(value), rule=rule(field, scale)) == hint
+    assert value_hint(field=field, value=Decimal(value), scale=scale) == hint
 
 
 def test_hints_come_once_per_field_with_the_first_push_and_how_many_are_alike():
     results = [
-        ("P-1", {"systemSizeKw": Decimal("12000"), "contractAmount": Decimal("25000")}),
-        ("P-2", {"systemSizeKw": Decimal("18800"), "contractAmount": None}),
-        ("P-3", {"systemSizeKw": Decimal("6.4")}),
+        ("P-1", {"systemSizeKw": (Decimal("12000"), None), "contractAmount": (Decimal("25000"), None)}),
+        ("P-2", {"systemSizeKw": (Decimal("18800"), 1), "contractAmount": (None, None)}),
+        ("P-3", {"systemSizeKw": (Decimal("6.4"), None)}),
     ]
 
-    hints = plausibility_hints(results=results, rules={"systemSizeKw": rule("systemSizeKw")})
+    hints = plausibility_hints(results=results)
 
     assert hints == [
         "systemSizeKw 12,000 kW is outside 0.5 kW to 10,000 kW: it looks like watts; scale 0.001 would give 12 kW. "
         "(push P-1; 2 of 3 push(es) like it)"
     ]
-    assert plausibility_hints(results=[], rules={}) == []
+    assert plausibility_hints(results=[]) == []

@@ -94,7 +94,7 @@ def test_fill_puts_the_key_and_the_type_its_values_read_as_into_the_picked_row(a
     page = response.content.decode()
     assert '<tr id="row-status" class="filled">' in page
     assert '<input type="text" name="rows-1-source" value="stage" size="28" id="id_rows-1-source">' in page
-    assert "checked" not in page  # the next key goes to the next row picked, or the next empty one
+    assert '<input type="radio" name="target" value="status">' in page  # the next key goes to the row picked next
     assert MappingVersion.objects.count() == 2  # nothing saved
 
 
@@ -268,3 +268,18 @@ def test_preview_without_pushes_says_so(admin_client, workbench):
     assert (
         '<tr><td colspan="4">No pushes stored yet: push sandbox records first.</td></tr>' in response.content.decode()
     )
+
+
+def test_a_hint_names_the_scale_of_the_alternative_the_value_came_from(
+    admin_client, workbench, pushes, partner, make_project
+):
+    store(partner, make_project, SANDBOX, "S-3", {"size_kw": "9.6"})
+    size = {"source": "size_w || size_kw", "type": "decimal", "options": '{"scale": [1, 0.001]}'}
+
+    response = admin_client.post(workbench, {**rows(systemSizeKw=size), "action": "preview"})
+
+    assert response.status_code == HTTPStatus.OK
+    assert response.context["preview"].hints == [
+        "systemSizeKw 0.0096 kW is outside 0.5 kW to 10,000 kW: the source (9.6) is in kW already; remove the scale "
+        "0.001 to get 9.6 kW. (push S-3; 1 of 4 push(es) like it)"
+    ]
