@@ -377,3 +377,14 @@ def test_the_workbench_refuses_a_scale_list_quoting_it(admin_client, workbench, 
         ]
     }
     assert mapping_document_export(partner=partner) == {"fields": {"name": {"source": "title", "type": "string"}}}
+
+
+@pytest.mark.django_db
+def test_the_history_diff_shows_the_scale_list(admin_client, partner):
+    mapping_document_import(partner=partner, document={"fields": {"systemSizeKw": {**SIZE, "scale": 0.001}}})
+    mapping_document_import(partner=partner, document={"fields": {"systemSizeKw": SIZE}})
+
+    response = admin_client.get(reverse("admin:ingest_mappingversion_partner_history", args=[partner.pk]))
+
+    assert [(change.field, change.keys) for change in response.context["diff"]] == [("systemSizeKw", ("scale",))]
+    assert "&quot;scale&quot;: [\n    0.001,\n    1\n  ]" in response.content.decode()
