@@ -54,6 +54,7 @@ class DiscoveredKey:
     count: int = 0
     examples: list[str] = field(default_factory=list)
     used_by: list[str] = field(default_factory=list)
+    first_document: int = 0  # the position of the first document it occurs in, in the order they were read
     # The first DISTINCT_VALUES distinct values with how often each occurred, for guessing the key's type.
     values: Counter = field(default_factory=Counter)
     more_values: bool = False  # whether the key held further distinct values
@@ -110,7 +111,7 @@ def discover_keys(documents: Iterable[dict], mapping_sources: dict[str, str]) ->
                 if len(found) >= MAX_KEYS:
                     capped = True
                     continue
-                entry = found[path] = DiscoveredKey(path=path)
+                entry = found[path] = DiscoveredKey(path=path, first_document=read - 1)
             if path not in seen:
                 entry.count += 1
                 seen.add(path)

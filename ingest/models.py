@@ -138,3 +138,28 @@ class ReprocessRun(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status in {self.Status.QUEUED, self.Status.RUNNING}
+
+
+class SourceKeyDrift(models.Model):
+    """The latest count of an environment's drifting source keys, for the partner list (the partner page computes
+    them live): what it was computed against, so the list can tell when it is stale and ask for a new one."""
+
+    partner = models.ForeignKey(Partner, on_delete=models.CASCADE, related_name="source_key_drifts")
+    environment = models.CharField(max_length=10, choices=Environment.choices)
+    version = models.ForeignKey(MappingVersion, null=True, on_delete=models.SET_NULL, related_name="+")
+    published_at = models.DateTimeField(null=True)
+    latest_push_id = models.BigIntegerField(null=True, help_text="The environment's newest push when computed.")
+    keys = models.JSONField(default=list, help_text="The drifting key paths.")
+    computed_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["partner", "environment"],
+                name="ingest_sourcekeydrift_one_per_environment",
+                violation_error_message="An environment has one drift summary.",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.partner} {self.environment}: {len(self.keys)} drifting key(s)"

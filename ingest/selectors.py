@@ -1,7 +1,7 @@
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
-from django.db.models import Count, Func, IntegerField, Max
+from django.db.models import Count, Func, IntegerField, Max, QuerySet
 
 from ingest.discovery import Discovery, FillRate, discover_keys
 from ingest.mapping_documents import mapping_document
@@ -109,32 +109,43 @@ def source_key_discovery(*, partner: Partner, sample: int = 1000, rules: list[Fi
             yield document
 
     latest = RawPush.objects.filter(partner=partner).order_by("-received_at", "-id")
-    sizes = list(latest.values_list(_OctetLength("body"), flat=True)[:sample])
-    within, total = 0, 0
-    for size in sizes:
-        total += size
-        if total > DISCOVERY_MAX_BYTES and within:
-            break
-        within += 1
+    within, sampled = pushes_within_budget(pushes=latest, sample=sample)
     discovery = discover_keys(filling(latest.values_list("data", flat=True)[:within].iterator(chunk_size=20)), sources)
-    discovery.capped = discovery.capped or within < len(sizes)
+    discovery.capped = discovery.capped or within < sampled
     discovery.fill_rates = {
         rule.field: FillRate(filled=filled[rule.field], sampled=discovery.documents) for rule in rules
     }
     return discovery
 
 
+def pushes_within_budget(*, pushes: QuerySet[RawPush], sample: int) -> tuple[int, int]:
+    """How many of the first `sample` pushes (in the queryset's order) fit in DISCOVERY_MAX_BYTES of bodies (at
+    least one), and how many there were; only their sizes are read."""
+    sizes = list(pushes.values_list(_OctetLength("body"), flat=True)[:sample])
+    within, total = 0, 0
+    for size in sizes:
+        total += size
+        if total > DISCOVERY_MAX_BYTES and within:
+            break
+        within += 1
+    return within, len(sizes)
+
+
 def partner_push_stats(*, partner_ids: list[int]) -> dict[int, dict]:
-    """Push counts per environment and the last push time, for these partners, in one grouped query."""
-    stats = {pk: {Environment.SANDBOX: 0, Environment.PRODUCTION: 0, "last": None} for pk in partner_ids}
+    """Push counts per environment, the last push time, and the newest push's id per environment (`last_ids`), for
+    these partners, in one grouped query."""
+    stats = {
+        pk: {Environment.SANDBOX: 0, Environment.PRODUCTION: 0, "last": None, "last_ids": {}} for pk in partner_ids
+    }
     rows = (
         RawPush.objects.filter(partner_id__in=partner_ids)
         .values("partner_id", "environment")
-        .annotate(count=Count("id"), last=Max("received_at"))
+        .annotate(count=Count("id"), last=Max("received_at"), last_id=Max("id"))
         .order_by()
     )
     for row in rows:
         entry = stats[row["partner_id"]]
         entry[row["environment"]] = row["count"]
+        entry["last_ids"][row["environment"]] = row["last_id"]
         entry["last"] = max(filter(None, (entry["last"], row["last"])), default=None)
     return stats

@@ -1,5 +1,6 @@
 from django_tasks import task
 
+from ingest.drift_services import source_key_drift_refresh
 from ingest.services import reprocess_run_execute
 
 
@@ -7,3 +8,9 @@ from ingest.services import reprocess_run_execute
 def reprocess_partner_projects(run_id: int) -> None:
     """Background side of an operator's reprocess request; safe to run again (reprocessing is idempotent)."""
     reprocess_run_execute(run_id=run_id)
+
+
+@task()
+def refresh_source_key_drift(partner_ids: list[int]) -> None:
+    """Recount the partners' drifting source keys for the partner list; safe to run twice (it only recomputes)."""
+    source_key_drift_refresh(partner_ids=partner_ids)

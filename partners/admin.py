@@ -7,6 +7,7 @@ from django.contrib.admin.views.main import ChangeList
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.contrib.auth.models import Group
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
@@ -15,8 +16,11 @@ from django.utils.html import format_html
 from django_tasks_db.models import DBTaskResult
 
 from audit.selectors import audit_events_recent
+from ingest.drift_selectors import partner_drift_summaries
+from ingest.drift_services import partner_drift_shown
 from ingest.onboarding import environment_health, production_readiness
 from ingest.selectors import partner_onboarding, partner_push_stats
+from ingest.tasks import refresh_source_key_drift
 from integration_service.admin import adopt_saved
 from partners.admin_login import ThrottledAdminAuthenticationForm
 from partners.admin_views import partner_clear
@@ -53,18 +57,34 @@ class ProductionClearanceEventInline(admin.TabularInline):
 
 
 class PartnerChangeList(ChangeList):
-    """Adds push statistics to the partners on the page, in one query for the whole page."""
+    """Adds push statistics and drift counts to the partners on the page, in a few queries for the whole page; asks
+    the background worker to recount the drift of partners whose count is stale."""
 
     def get_results(self, request: HttpRequest) -> None:
         super().get_results(request)
-        stats = partner_push_stats(partner_ids=[partner.pk for partner in self.result_list])
+        partner_ids = [partner.pk for partner in self.result_list]
+        stats = partner_push_stats(partner_ids=partner_ids)
+        drift = partner_drift_summaries(
+            partner_ids=partner_ids, latest_push_ids={pk: entry["last_ids"] for pk, entry in stats.items()}
+        )
         for partner in self.result_list:
             partner.push_stats = stats[partner.pk]
+            partner.drift = drift.get(partner.pk)
+        if stale := [pk for pk, summary in drift.items() if summary.stale]:
+            transaction.on_commit(lambda: refresh_source_key_drift.enqueue(partner_ids=stale))
 
 
 @admin.register(Partner)
 class PartnerAdmin(admin.ModelAdmin):
-    list_display = ("name", "slug", "production_status", "sandbox_pushes", "production_pushes", "last_push")
+    list_display = (
+        "name",
+        "slug",
+        "production_status",
+        "sandbox_pushes",
+        "production_pushes",
+        "last_push",
+        "drifting_keys",
+    )
     search_fields = ("name", "slug")
     prepopulated_fields = {"slug": ("name",)}
     readonly_fields = ("created_at", "production_cleared_at", "production_cleared_by")
@@ -92,6 +112,17 @@ class PartnerAdmin(admin.ModelAdmin):
     def last_push(self, partner: Partner):
         return partner.push_stats["last"]
 
+    @admin.display(description="Drifting keys")
+    def drifting_keys(self, partner: Partner) -> str:
+        if partner.drift is None:
+            return "—"
+        counts = ", ".join(
+            f"{count} {environment}"
+            for environment in Environment
+            if (count := partner.drift.counts.get(environment)) is not None
+        )
+        return f"{counts} (recounting)" if partner.drift.stale else counts
+
     def get_urls(self) -> list:
         clear = self.admin_site.admin_view(partial(partner_clear, model_admin=self))
         return [path("<path:object_id>/clear/", clear, name="partners_partner_clear"), *super().get_urls()]
@@ -107,6 +138,7 @@ class PartnerAdmin(admin.ModelAdmin):
             **(extra_context or {}),
             "health": health,
             "readiness": production_readiness(partner=partner, sandbox=health[0]) if partner else [],
+            "drift": partner_drift_shown(partner=partner) if partner else [],
             "onboarding": partner_onboarding(partner=partner) if partner else None,
             "audit_events": audit_events_recent(partner=partner, limit=10) if partner else [],
         }

@@ -1,0 +1,45 @@
+"""Keeping the partner list's drift counts: stored whenever drift is computed, by the partner page or a refresh."""
+
+from django.utils import timezone
+
+from ingest.drift_selectors import EnvironmentDrift, source_key_drift
+from ingest.models import SourceKeyDrift
+from partners.choices import Environment
+from partners.models import Partner
+
+
+def source_key_drift_store(*, partner: Partner, environment: str, drift: EnvironmentDrift | None) -> None:
+    """Remember `drift` as the environment's latest count (None: it has no mapping version, nothing to count)."""
+    if drift is None:
+        SourceKeyDrift.objects.filter(partner=partner, environment=environment).delete()
+        return
+    SourceKeyDrift.objects.update_or_create(
+        partner=partner,
+        environment=environment,
+        defaults={
+            "version_id": drift.version_id,
+            "published_at": drift.published_at,
+            "latest_push_id": drift.latest_push_id,
+            "keys": [key.path for key in drift.keys],
+            "computed_at": timezone.now(),
+        },
+    )
+
+
+def source_key_drift_refresh(*, partner_ids: list[int]) -> None:
+    """Compute and store both environments' drift of these partners. Idempotent; run by the background worker."""
+    for partner in Partner.objects.filter(pk__in=partner_ids):
+        for environment in Environment:
+            drift = source_key_drift(partner=partner, environment=environment)
+            source_key_drift_store(partner=partner, environment=environment, drift=drift)
+
+
+def partner_drift_shown(*, partner: Partner) -> list[EnvironmentDrift]:
+    """Each environment's drift, computed for the partner page and stored for the partner list on the way."""
+    shown = []
+    for environment in Environment:
+        drift = source_key_drift(partner=partner, environment=environment)
+        source_key_drift_store(partner=partner, environment=environment, drift=drift)
+        if drift is not None:
+            shown.append(drift)
+    return shown
