@@ -2,7 +2,6 @@ from functools import partial
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin import helpers
 from django.contrib.admin.views.main import ChangeList
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
@@ -10,7 +9,6 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from django.template.response import TemplateResponse
 from django.urls import path
 from django.utils.html import format_html
 from django_tasks_db.models import DBTaskResult
@@ -23,14 +21,12 @@ from ingest.selectors import partner_onboarding, partner_push_stats
 from ingest.tasks import refresh_source_key_drift
 from integration_service.admin import adopt_saved
 from partners.admin_login import ThrottledAdminAuthenticationForm
-from partners.admin_views import partner_clear
+from partners.admin_views import partner_clear, partners_clearance_selected
 from partners.choices import Environment
 from partners.models import ClientId, Partner, ProductionClearanceEvent, User
 from partners.services import (
     client_id_issue,
     client_id_revoke,
-    partner_clear_for_production,
-    partner_revoke_production_clearance,
     user_saved_in_admin,
 )
 
@@ -144,39 +140,13 @@ class PartnerAdmin(admin.ModelAdmin):
         }
         return super().change_view(request, object_id, form_url, extra_context)
 
-    def _confirmed(self, request: HttpRequest, queryset: QuerySet[Partner], action: str, question: str):
-        """None once the operator has confirmed; until then the page that asks."""
-        if request.POST.get("confirmed") == "yes":
-            return None
-        context = {
-            **self.admin_site.each_context(request),
-            "title": question,
-            "partners": queryset,
-            "action": action,
-            "opts": self.model._meta,
-            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
-        }
-        return TemplateResponse(request, "admin/partners/partner/confirm_clearance.html", context)
-
-    @admin.action(description="Clear selected partners for production")
+    @admin.action(description="Clear selected partners for production…", permissions=["change"])
     def clear_for_production(self, request: HttpRequest, queryset: QuerySet[Partner]):
-        question = "Clear these partners for production? Their production ClientIDs start working at once."
-        if page := self._confirmed(request, queryset, "clear_for_production", question):
-            return page
-        for partner in queryset:
-            partner_clear_for_production(partner=partner, performed_by=request.user, note="admin")
-        self.message_user(request, f"Cleared {queryset.count()} partner(s) for production.", messages.SUCCESS)
-        return None
+        return partners_clearance_selected(request, queryset, self, revoke=False)
 
-    @admin.action(description="Revoke production clearance of selected partners")
+    @admin.action(description="Revoke production clearance of selected partners…", permissions=["change"])
     def revoke_production_clearance(self, request: HttpRequest, queryset: QuerySet[Partner]):
-        question = "Revoke production clearance? Their production ClientIDs are refused from now on."
-        if page := self._confirmed(request, queryset, "revoke_production_clearance", question):
-            return page
-        for partner in queryset:
-            partner_revoke_production_clearance(partner=partner, performed_by=request.user, note="admin")
-        self.message_user(request, f"Revoked production clearance of {queryset.count()} partner(s).", messages.SUCCESS)
-        return None
+        return partners_clearance_selected(request, queryset, self, revoke=True)
 
 
 class UserCreationForm(AdminUserCreationForm):

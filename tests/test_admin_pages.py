@@ -97,7 +97,10 @@ def test_actions_are_refused_to_a_partner_user(client, user, console, changelist
     client.force_login(user)
     target = console["partner"] if "partner" in changelist else console["clientid"]
 
-    response = client.post(reverse(changelist), {"action": action, "_selected_action": [target], "confirmed": "yes"})
+    response = client.post(
+        reverse(changelist),
+        {"action": action, "_selected_action": [target], "apply": "yes", "note": "n", f"confirm_{target}": "on"},
+    )
 
     assert response.status_code == HTTPStatus.FOUND
     assert not ClientId.objects.filter(revoked_at__isnull=False).exists()

@@ -57,15 +57,23 @@ def test_clearance_and_its_revocation_in_the_admin(admin_client, partner):
     changelist = reverse("admin:partners_partner_changelist")
 
     admin_client.post(
-        changelist, {"action": "clear_for_production", "_selected_action": [partner.pk], "confirmed": "yes"}
+        changelist,
+        {
+            "action": "clear_for_production",
+            "_selected_action": [partner.pk],
+            "apply": "yes",
+            f"confirm_{partner.pk}": "on",
+            "note": "go-live call",
+        },
     )
     admin_client.post(
-        changelist, {"action": "revoke_production_clearance", "_selected_action": [partner.pk], "confirmed": "yes"}
+        changelist,
+        {"action": "revoke_production_clearance", "_selected_action": [partner.pk], "apply": "yes", "note": "paused"},
     )
 
     assert events(partner) == [
-        ("production_cleared", "Cleared: admin", "admin@example.com"),
-        ("production_revoked", "Production clearance revoked: admin", "admin@example.com"),
+        ("production_cleared", "Cleared: go-live call", "admin@example.com"),
+        ("production_revoked", "Production clearance revoked: paused", "admin@example.com"),
     ]
 
 

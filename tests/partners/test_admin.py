@@ -47,34 +47,6 @@ def test_revoking_in_the_admin_stops_the_key(admin_client, partner, user, sandbo
     assert api.get(url(SANDBOX, "project-list")).status_code == HTTPStatus.FORBIDDEN
 
 
-def test_clearing_a_partner_in_the_admin_asks_first_then_records_who(admin_client, admin_user, partner):
-    changelist = reverse("admin:partners_partner_changelist")
-    action = {"action": "clear_for_production", "_selected_action": [partner.pk]}
-
-    asked = admin_client.post(changelist, action)
-    partner.refresh_from_db()
-    assert asked.status_code == HTTPStatus.OK
-    assert "Their production ClientIDs start working at once." in asked.content.decode()
-    assert not partner.is_cleared_for_production
-
-    admin_client.post(changelist, {**action, "confirmed": "yes"})
-    partner.refresh_from_db()
-    assert partner.is_cleared_for_production
-    assert partner.production_cleared_by == admin_user
-    assert partner.clearance_events.get().performed_by == admin_user
-
-
-def test_revoking_clearance_in_the_admin_after_confirmation(admin_client, admin_user, cleared_partner):
-    admin_client.post(
-        reverse("admin:partners_partner_changelist"),
-        {"action": "revoke_production_clearance", "_selected_action": [cleared_partner.pk], "confirmed": "yes"},
-    )
-
-    cleared_partner.refresh_from_db()
-    assert not cleared_partner.is_cleared_for_production
-    assert [event.action for event in cleared_partner.clearance_events.all()] == ["revoked", "cleared"]
-
-
 def test_partner_list_shows_status_push_counts_and_last_push(admin_client, sandbox_client, partner, other_partner):
     for number in range(3):
         sandbox_client.post(url(SANDBOX, "push"), {"id": str(number), "data": {}}, format="json")
