@@ -180,13 +180,20 @@ def test_an_operator_onboards_a_partner_in_the_browser(browser_page, live_server
     screenshot(page, "clear", tmp_path)
     page.click("#clear-button")
     page.wait_for_selector("text=Bright Roofs is cleared for production: its production ClientIDs work now.")
-    screenshot(page, "partner", tmp_path)
     production_key = issue_key_in_admin(page, "Bright Roofs", "production")
     production = partner_headers(base, "/api/v1/", production_key)
-    status, pushed = api(
-        base, "/api/v1/externals/push", {"id": "BR-9", "data": {"deal": {"title": "Live", "size_w": 5000}}}, production
-    )
+    record = {"id": "BR-9", "data": {"deal": {"title": "Live", "size_w": 5000, "roof_tilt": 30}}}
+    status, pushed = api(base, "/api/v1/externals/push", record, production)
     assert (status, pushed["mappingStatus"]) == (201, "mapped")
+
+    # The production CRM sends a key nobody mapped: the partner page shows it as drift, the list counts it.
+    page.goto(base + "/admin/partners/partner/")
+    page.click("text=Bright Roofs")
+    assert "deal.roof_tilt" in page.inner_text("#drift-production")
+    assert "0 drifting key(s)" in page.inner_text("#drift-sandbox")
+    screenshot(page, "partner", tmp_path)
+    page.goto(base + "/admin/partners/partner/")
+    assert page.inner_text("td.field-drifting_keys") == "0 sandbox, 1 production"
     live = f"/api/v1/integration/projects/{pushed['id']}"
     status, project = api(base, live, headers=production)
     assert (status, project["name"], project["systemSizeKw"]) == (200, "Live", "5")
