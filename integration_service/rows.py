@@ -50,15 +50,42 @@ def _preparers(model: type[models.Model], attnames: tuple[str, ...]) -> tuple[tu
     return tuple((field.attname, field, type(field) in _TEXT_FIELDS) for field in _fields(model, attnames))
 
 
+def _prepared_value(field: models.Field, text: bool, value: Any, database) -> Any:
+    return value if text and (value is None or type(value) is str) else field.get_db_prep_save(value, database)
+
+
 def _prepared(model: type[models.Model], values: dict[str, Any]) -> list[Any]:
     database = connections[DEFAULT_DB_ALIAS]  # once: `connection` is a proxy, each use a thread-local look-up
-    prepared = []
-    for attname, field, text in _preparers(model, tuple(values)):
-        value = values[attname]
-        if not (text and (value is None or type(value) is str)):
-            value = field.get_db_prep_save(value, database)
-        prepared.append(value)
-    return prepared
+    return [
+        _prepared_value(field, text, values[attname], database)
+        for attname, field, text in _preparers(model, tuple(values))
+    ]
+
+
+def _prepared_columns(model: type[models.Model], rows: Sequence[dict[str, Any]]) -> list[list[Any]]:
+    """The prepared values of each column of these rows (all with the same columns). A column whose value is the
+    same object in every row (the partner, the environment, the time received...) is prepared once for all."""
+    database = connections[DEFAULT_DB_ALIAS]
+    columns = []
+    for attname, field, text in _preparers(model, tuple(rows[0])):
+        first = rows[0][attname]
+        if all(row[attname] is first for row in rows):
+            columns.append([_prepared_value(field, text, first, database)] * len(rows))
+        else:
+            columns.append([_prepared_value(field, text, row[attname], database) for row in rows])
+    return columns
+
+
+def _prepared_rows(model: type[models.Model], rows: Sequence[dict[str, Any]]) -> list[list[Any]]:
+    """_prepared of each row (all with the same columns), each shared value prepared once (_prepared_columns)."""
+    return [list(row) for row in zip(*_prepared_columns(model, rows), strict=True)]
+
+
+def _array_cast(field: models.Field) -> str:
+    """A PostgreSQL array parameter of the field's column type: one parameter for a whole column of values, so a
+    statement over many rows stays short (psycopg converts a statement of more than 50 parameters or 4 KiB anew
+    every time, in Python: a third of a batch push's insert-or-lock) and is one prepared statement for any count."""
+    return f"%s::{field.db_type(connection)}[]"
 
 
 @functools.cache
@@ -133,15 +160,13 @@ def rows_update(model: type[models.Model], *, instances: Iterable[models.Model],
     attnames = tuple(attnames)
     sql = _update_sql(connection.vendor, model, attnames)
     pk = model._meta.pk
-    rows = [
-        [
-            *_prepared(model, {attname: getattr(instance, attname) for attname in attnames}),
-            pk.get_db_prep_save(instance.pk, connection),
-        ]
-        for instance in instances
-    ]
-    if not rows:
+    instances = list(instances)
+    if not instances:
         return
+    values = [{attname: getattr(instance, attname) for attname in attnames} for instance in instances]
+    rows = _prepared_rows(model, values)
+    for row, instance in zip(rows, instances, strict=True):
+        row.append(pk.get_db_prep_save(instance.pk, connection))
     with connection.cursor() as cursor:
         if len(rows) == 1:  # a push's one row: a plain statement, without executemany's pipeline round
             cursor.execute(sql, rows[0])
@@ -161,7 +186,11 @@ def _select_in_sql(
 ) -> str:
     columns = ", ".join(_quote(field.column) for field in _fields(model, attnames))
     conditions = [f"{_quote(field.column)} = %s" for field in _fields(model, where)]
-    conditions.append(f"{_quote(model._meta.get_field(within).column)} IN ({', '.join(['%s'] * count)})")
+    within_field = model._meta.get_field(within)
+    if vendor == "postgresql":
+        conditions.append(f"{_quote(within_field.column)} = ANY({_array_cast(within_field)})")
+    else:
+        conditions.append(f"{_quote(within_field.column)} IN ({', '.join(['%s'] * count)})")
     return f"SELECT {columns} FROM {_quote(model._meta.db_table)} WHERE {' AND '.join(conditions)}"
 
 
@@ -174,9 +203,12 @@ def rows_select_in(
     within_attname, within_values = within
     if not within_values:
         return []
-    sql = _select_in_sql(connection.vendor, model, attnames, tuple(where), within_attname, len(within_values))
+    vendor = connection.vendor
+    count = 0 if vendor == "postgresql" else len(within_values)  # PostgreSQL: one array parameter, any count
+    sql = _select_in_sql(vendor, model, attnames, tuple(where), within_attname, count)
     within_field = model._meta.get_field(within_attname)
-    params = [*_prepared(model, where), *(within_field.get_db_prep_save(value, connection) for value in within_values)]
+    within_prepared = [within_field.get_db_prep_save(value, connection) for value in within_values]
+    params = [*_prepared(model, where), *([within_prepared] if vendor == "postgresql" else within_prepared)]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
@@ -197,12 +229,19 @@ def _converted(attnames: tuple[str, ...], row: Sequence[Any], converters: tuple[
 def _insert_or_lock_sql(
     vendor: str, model: type[models.Model], attnames: tuple[str, ...], unique: tuple[str, ...], count: int
 ) -> str:
-    columns = ", ".join(_quote(field.column) for field in _written_fields(model, attnames))
-    row = f"({', '.join(['%s'] * len(attnames))})"
+    fields = _written_fields(model, attnames)
+    columns = ", ".join(_quote(field.column) for field in fields)
+    if vendor == "postgresql":  # the rows as arrays, one per column, inserted in their order
+        arrays = ", ".join(_array_cast(field) for field in fields)
+        names = ", ".join(f"c{index}" for index in range(len(fields)))
+        rows = f"SELECT {names} FROM unnest({arrays}) WITH ORDINALITY AS r({names}, n) ORDER BY n"
+    else:
+        row = f"({', '.join(['%s'] * len(attnames))})"
+        rows = f"VALUES {', '.join([row] * count)}"
     unique_columns = ", ".join(_quote(field.column) for field in _fields(model, unique))
     first = _quote(_fields(model, unique)[0].column)
     return (
-        f"INSERT INTO {_quote(model._meta.db_table)} ({columns}) VALUES {', '.join([row] * count)} "
+        f"INSERT INTO {_quote(model._meta.db_table)} ({columns}) {rows} "
         f"ON CONFLICT ({unique_columns}) DO UPDATE SET {first} = EXCLUDED.{first} WHERE 1 = 0 "
         f"RETURNING {unique_columns}"
     )
@@ -224,8 +263,13 @@ def rows_insert_or_lock(
         return []
     attnames = tuple(rows[0])
     unique = tuple(unique)
-    sql = _insert_or_lock_sql(connection.vendor, model, attnames, unique, len(rows))
-    params = [value for row in rows for value in _prepared(model, row)]
+    vendor = connection.vendor
+    if vendor == "postgresql":
+        sql = _insert_or_lock_sql(vendor, model, attnames, unique, 0)
+        params = _prepared_columns(model, rows)
+    else:
+        sql = _insert_or_lock_sql(vendor, model, attnames, unique, len(rows))
+        params = [value for row in _prepared_rows(model, rows) for value in row]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         inserted = cursor.fetchall()
@@ -238,4 +282,4 @@ def rows_insert(model: type[models.Model], *, rows: Sequence[dict[str, Any]]) ->
         return
     sql = _insert_sql(connection.vendor, model, tuple(rows[0]), False)
     with connection.cursor() as cursor:
-        cursor.executemany(sql, [_prepared(model, row) for row in rows])
+        cursor.executemany(sql, _prepared_rows(model, rows))

@@ -15,7 +15,15 @@ from django.utils.translation import gettext_lazy
 from django_tasks_db.models import DBTaskResult
 
 from ingest.models import RawPush
-from integration_service.rows import instance_from_row, row_insert, rows_select, rows_update
+from integration_service.rows import (
+    instance_from_row,
+    row_insert,
+    rows_insert,
+    rows_insert_or_lock,
+    rows_select,
+    rows_select_in,
+    rows_update,
+)
 from partners.models import ClientId
 from projects.models import Project
 from tests.conftest import SANDBOX
@@ -194,6 +202,73 @@ def test_insert_of_a_raw_push_with_foreign_keys(project, partner, user, sandbox_
 
     raw_push = RawPush.objects.get()
     assert {attname: getattr(raw_push, attname) for attname in values} == values
+
+
+def test_insert_of_many_raw_pushes_writes_each_row_as_the_orm_reads_it(project, partner, user, sandbox_key):
+    # Values the rows share (the same object) are prepared once; each row must still get exactly its own.
+    client_id = ClientId.objects.get(partner=partner, environment=SANDBOX)
+    received_at = datetime.datetime(2026, 3, 12, tzinfo=datetime.UTC)
+    shared_data = {"shared": [1, 2.5, None]}
+    rows = [
+        {
+            "partner_id": partner.pk,
+            "environment": SANDBOX,
+            "external_id": f"HS-{number}",
+            "project_id": project.id,
+            "body": f'{{"id": "HS-{number}"}}',
+            "data": shared_data if number % 2 else {"n": number, "ü": "ß"},
+            "received_at": received_at if number < 3 else received_at + datetime.timedelta(microseconds=number),
+            "user_id": user.pk,
+            "client_id_id": client_id.pk,
+            "created_project": number == 0,
+            "changed_project": True,
+        }
+        for number in range(5)
+    ]
+
+    rows_insert(RawPush, rows=rows)
+
+    written = RawPush.objects.order_by("external_id")
+    assert [{attname: getattr(raw_push, attname) for attname in rows[0]} for raw_push in written] == rows
+
+
+def test_insert_or_lock_inserts_the_missing_rows_only_and_returns_their_keys(project, partner):
+    now = datetime.datetime(2026, 3, 12, tzinfo=datetime.UTC)
+    rows = [
+        {
+            "id": uuid.uuid4(),
+            "partner_id": partner.pk,
+            "environment": SANDBOX,
+            "external_id": external_id,
+            "submitted_date": now,
+            "updated_date": now,
+            "mapping_status": "unmapped",
+            "issues": [],
+            "source_data": {},
+        }
+        for external_id in ("HS-0", "HS-1", "HS-2")  # HS-1 is the project's
+    ]
+    unique = ("partner_id", "environment", "external_id")
+
+    with transaction.atomic():
+        inserted = rows_insert_or_lock(Project, rows=rows, unique=unique)
+
+    key = {"partner_id": partner.pk, "environment": SANDBOX}
+    assert inserted == [{**key, "external_id": "HS-0"}, {**key, "external_id": "HS-2"}]
+    assert orm_values(Project(pk=rows[0]["id"]), list(rows[0])) == rows[0]
+    assert orm_values(Project(pk=rows[2]["id"]), list(rows[2])) == rows[2]
+    assert orm_values(project, ["source_data"]) == {"source_data": project.source_data}  # untouched
+    assert not Project.objects.filter(pk=rows[1]["id"]).exists()
+
+
+def test_select_in_reads_the_rows_whose_column_is_one_of_the_values(project, partner):
+    attnames = ["external_id", "source_data", "updated_date", "system_size_kw"]
+    where = {"partner_id": partner.pk, "environment": SANDBOX}
+
+    found = rows_select_in(Project, attnames=attnames, where=where, within=("external_id", ["HS-1", "HS-9"]))
+
+    assert found == [orm_values(project, attnames)]
+    assert rows_select_in(Project, attnames=attnames, where=where, within=("external_id", [])) == []
 
 
 def test_update_writes_the_named_columns_only(project):
