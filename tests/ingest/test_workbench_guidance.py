@@ -125,9 +125,11 @@ def test_fill_without_a_pick_takes_the_row_named_like_the_key_else_the_first_emp
 
     named = admin_client.post(workbench, {**rows(), "fill": '"Postal Code"'})
     first_empty = admin_client.post(workbench, {**rows(), "fill": "email"})
+    unknown_pick = admin_client.post(workbench, {**rows(), "fill": "email", "target": "colour"})
 
     assert shown_rows(named)["postalCode"] == ('"Postal Code"', "string", "")
     assert shown_rows(first_empty)["status"] == ("email", "email", "")
+    assert shown_rows(unknown_pick)["status"] == ("email", "email", "")
 
 
 def test_fill_refuses_an_unknown_key_and_a_full_workbench(admin_client, workbench, pushes):
