@@ -26,7 +26,12 @@ def mapping_rules_for_partner(*, partner_id: int, environment: str) -> list[Fiel
     rows = rows_select(
         MappingPublication, attnames=("version_id",), where={"partner_id": partner_id, "environment": environment}
     )
-    return list(version_rules(version_id=rows[0]["version_id"])) if rows else []
+    return mapping_rules_of_version(version_id=rows[0]["version_id"] if rows else None)
+
+
+def mapping_rules_of_version(*, version_id: int | None) -> list[FieldRule]:
+    """The rules of this mapping version, from the per-process cache ([] for None: no version published)."""
+    return list(version_rules(version_id=version_id)) if version_id is not None else []
 
 
 def mapping_document_export(*, partner: Partner, environment: str = Environment.SANDBOX) -> dict:

@@ -15,7 +15,7 @@ from ingest.limits import source_data_check_size
 from ingest.merge_patch import merge_patch
 from ingest.models import RawPush, ReprocessRun
 from ingest.normalization import FieldRule, NormalizationResult, normalize
-from ingest.selectors import mapping_rules_for_partner
+from ingest.selectors import mapping_rules_for_partner, mapping_rules_of_version
 from integration_service.rows import instance_from_row, row_insert, rows_select, rows_update
 from partners.choices import Environment
 from partners.models import ClientId, Partner, User
@@ -143,14 +143,23 @@ def projects_write_stamped(
 
 
 def pushed_projects_write(
-    *, partner_id: int, environment: str, changed: list[Project], created: Collection[Project]
+    *,
+    partner_id: int,
+    environment: str,
+    changed: list[Project],
+    created: Collection[Project],
+    has_webhook_endpoints: bool = True,
 ) -> None:
     """The last writes of a push or a batch push: the projects it changed (`created` among them), with their
-    stamps, and what follows a change of them. The single push and the batch both end here."""
+    stamps, and what follows a change of them. The single push and the batch both end here.
+    `has_webhook_endpoints`: False when this request already read that the partner environment has none (the
+    push's one look-up of its caller, partners/selectors.py): their look-up is then skipped."""
     if not changed:
         return
     created = set(created)
-    endpoints = project_event_endpoints(partner_id=partner_id, environment=environment)
+    endpoints = []
+    if has_webhook_endpoints:
+        endpoints = project_event_endpoints(partner_id=partner_id, environment=environment)
     projects_write_stamped(
         partner_id=partner_id, environment=environment, projects=changed, attnames=_PROJECT_WRITE, created=created
     )
@@ -160,17 +169,39 @@ def pushed_projects_write(
     )
 
 
+@dataclass(frozen=True)
+class PushContext:
+    """What the request's look-up of its caller already read for the push (partners/selectors.py, ApiCaller):
+    the mapping version its environment normalizes with (None: none published) and whether the partner
+    environment has webhook endpoints."""
+
+    mapping_version_id: int | None
+    has_webhook_endpoints: bool
+
+
 @transaction.atomic
 def push_receive(
-    *, client_id: ClientId, user: User, environment: str, external_id: str, data: dict, body: str
+    *,
+    client_id: ClientId,
+    user: User,
+    environment: str,
+    external_id: str,
+    data: dict,
+    body: str,
+    context: PushContext | None = None,
 ) -> PushResult:
     """Store a push verbatim and upsert its project (merge patch + normalization), in one transaction.
+    `context`: what the request already read; without it, the mapping version and the endpoints are read here.
 
     This is the service's hot path (every save in every partner's CRM): its statements go through
-    integration_service/rows.py rather than the ORM's compiler, five or six of them whatever the payload.
+    integration_service/rows.py rather than the ORM's compiler, four of them whatever the payload (lock or
+    create, raw push, change clock, project) after the request's one look-up of its caller.
     """
     partner_id = client_id.partner_id
-    rules = mapping_rules_for_partner(partner_id=partner_id, environment=environment)
+    if context is None:
+        rules = mapping_rules_for_partner(partner_id=partner_id, environment=environment)
+    else:
+        rules = mapping_rules_of_version(version_id=context.mapping_version_id)
     key = {"partner_id": partner_id, "environment": environment, "external_id": external_id}
     project, created = _project_lock_or_create(key=key)
     changed = project_apply_push(project=project, data=data, rules=rules) or created
@@ -192,6 +223,7 @@ def push_receive(
         environment=environment,
         changed=[project] if changed else [],
         created=[project] if created else [],
+        has_webhook_endpoints=context is None or context.has_webhook_endpoints,
     )
     return PushResult(project=project, created=created, changed=changed)
 

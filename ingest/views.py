@@ -15,7 +15,7 @@ from ingest.serializers import (
     PushResponseSerializer,
     PushSerializer,
 )
-from ingest.services import push_receive
+from ingest.services import PushContext, push_receive
 from integration_service.openapi import problem_responses
 from observability.metrics import push_observed, push_result_name
 from partners.throttling import client_id_records_take
@@ -74,6 +74,10 @@ class PushView(APIView):
             external_id=serializer.validated_data["id"],
             data=serializer.validated_data["data"],
             body=body.text,
+            context=PushContext(
+                mapping_version_id=request.caller.mapping_version_id,
+                has_webhook_endpoints=request.caller.has_webhook_endpoints,
+            ),
         )
         push_observed(
             environment=environment,

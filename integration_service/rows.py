@@ -216,6 +216,22 @@ def rows_select_in(
     return [_converted(attnames, row, converters) for row in rows]
 
 
+def column_sql(model: type[models.Model], attname: str, *, alias: str) -> str:
+    """`alias`.column of a model's field, quoted, for a statement written by hand (a join of several tables)."""
+    return f"{_quote(alias)}.{_quote(model._meta.get_field(attname).column)}"
+
+
+def table_sql(model: type[models.Model], *, alias: str) -> str:
+    return f"{_quote(model._meta.db_table)} {_quote(alias)}"
+
+
+def row_converted(model: type[models.Model], *, attnames: Sequence[str], values: Sequence[Any]) -> dict[str, Any]:
+    """Values read from columns of `model` by a statement written by hand, converted as rows_select converts them:
+    {attname: Python value}."""
+    attnames = tuple(attnames)
+    return _converted(attnames, values, _converters(connection.vendor, model, attnames))
+
+
 def _converted(attnames: tuple[str, ...], row: Sequence[Any], converters: tuple[tuple, ...]) -> dict[str, Any]:
     values = {}
     for attname, value, (column, column_converters) in zip(attnames, row, converters, strict=True):

@@ -5,42 +5,46 @@ from rest_framework_simplejwt.tokens import Token
 
 from partners.environments import request_environment
 from partners.models import User
-from partners.selectors import user_for_token
+from partners.selectors import api_caller
 
 # RFC 9110 §11.1: the scheme is case-insensitive ("bearer", "BEARER"); simplejwt compares it byte for byte.
 _SCHEMES = {scheme.lower(): scheme for scheme in AUTH_HEADER_TYPE_BYTES}
 
 
 class _TokenUsers:
-    """The part of the user model simplejwt's `get_user` reads (`objects.get`, `DoesNotExist`), served by one
-    look-up that loads only the columns its checks and our authorization read (partners/selectors.py)."""
+    """The part of the user model simplejwt's `get_user` reads (`objects.get`, `DoesNotExist`), for one request:
+    its look-up reads the whole caller in one statement (partners/selectors.py, api_caller): the user with the
+    columns simplejwt's checks and our authorization read, and the ClientID, clearance, mapping version and
+    webhook endpoints that the ClientID check and a push read. It leaves the caller on the request."""
 
     DoesNotExist = User.DoesNotExist
 
-    class objects:  # stands in for the model's manager
-        @staticmethod
-        def get(*, id: object) -> User:  # keyword: simplejwt's USER_ID_FIELD
-            try:
-                user = user_for_token(user_id=int(id))
-            except (TypeError, ValueError, OverflowError):
-                user = None
-            if user is None:
-                raise User.DoesNotExist
-            return user
+    def __init__(self, request: Request) -> None:
+        self.objects = self  # stands in for the model's manager too
+        self.request = request
+
+    def get(self, *, id: object) -> User:  # keyword: simplejwt's USER_ID_FIELD
+        try:
+            user_id = int(id)
+        except (TypeError, ValueError, OverflowError):
+            raise User.DoesNotExist from None
+        caller = api_caller(
+            user_id=user_id, key=self.request.headers.get("ClientID"), environment=request_environment(self.request)
+        )
+        if caller is None:
+            raise User.DoesNotExist
+        self.request.caller = caller
+        return caller.user
 
 
 class EnvironmentJWTAuthentication(JWTAuthentication):
     """simplejwt's bearer authentication, refusing a token issued under the other environment's root.
 
     The user checks are simplejwt's own (`get_user`: user exists, CHECK_USER_IS_ACTIVE, CHECK_REVOKE_TOKEN),
-    run on a user loaded by one narrow query.
+    run on a user loaded by the request's one look-up of its caller (`request.caller`).
     """
 
     www_authenticate_realm = "integration"
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.user_model = _TokenUsers
 
     def get_raw_token(self, header: bytes) -> bytes | None:
         parts = header.split(maxsplit=1)
@@ -49,6 +53,7 @@ class EnvironmentJWTAuthentication(JWTAuthentication):
         return super().get_raw_token(header)
 
     def authenticate(self, request: Request) -> tuple[User, Token] | None:
+        self.user_model = _TokenUsers(request)  # DRF makes the authenticators anew for every request
         result = super().authenticate(request)
         if result is None:
             return None

@@ -1,10 +1,17 @@
-"""Reads. The look-ups that every API request makes go through integration_service/rows.py, not the ORM's compiler."""
+"""Reads. The look-up that every API request makes is one hand-written statement (api_caller), its values converted
+through the model fields (integration_service/rows.py), not the ORM's compiler."""
 
+import functools
 import hashlib
+from dataclasses import dataclass
 
-from integration_service.rows import instance_from_row, rows_select
+from django.apps import apps
+from django.db import connection
+
+from integration_service.rows import column_sql, instance_from_row, row_converted, table_sql
 from partners.models import ClientId, Partner, User
 
+_USER_CHECKED = ("id", "partner_id", "is_active", "password")
 _CLIENT_ID_CHECKED = ("id", "partner_id", "environment", "revoked_at", "last_used_at")
 
 
@@ -12,23 +19,80 @@ def partner_get_by_slug(*, slug: str) -> Partner | None:
     return Partner.objects.filter(slug=slug).first()
 
 
-def partner_is_cleared_for_production(*, partner_id: int) -> bool:
-    rows = rows_select(Partner, attnames=["production_cleared_at"], where={"id": partner_id})
-    return bool(rows) and rows[0]["production_cleared_at"] is not None
-
-
-def user_for_token(*, user_id: int) -> User | None:
-    """The user a token names, with what its checks and authorization read loaded (the rest is deferred): the
-    password hash too, which simplejwt's CHECK_REVOKE_TOKEN compares with the token's claim."""
-    rows = rows_select(User, attnames=["id", "partner_id", "is_active", "password"], where={"id": user_id})
-    return instance_from_row(User, rows[0]) if rows else None
-
-
 def client_id_hash(key: str) -> str:
     # The key is 256 random bits, so a fast hash is enough; it must be deterministic to look keys up.
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def client_id_for_key(*, key: str) -> ClientId | None:
-    rows = rows_select(ClientId, attnames=_CLIENT_ID_CHECKED, where={"key_hash": client_id_hash(key)})
-    return instance_from_row(ClientId, rows[0]) if rows else None
+@dataclass(frozen=True)
+class ApiCaller:
+    """Everything an API request's checks and a push read about who calls, as it stands when the request comes in.
+
+    `user`: the token's user, with what simplejwt's checks (active, password digest) and authorization read.
+    `client_id`: the ClientID whose key the request sent, whoever's it is (None: no such key, or none sent).
+    `production_cleared`: whether the user's partner is cleared for production.
+    `mapping_version_id`: the mapping version the partner's environment of the request normalizes with (None
+    before any is published); the compiled rules are cached per process by it (ingest/mapping_rules_cache.py).
+    `has_webhook_endpoints`: whether that partner environment has any enabled webhook endpoint; only then does a
+    changing push read which ones, and what they subscribe to.
+    """
+
+    user: User
+    client_id: ClientId | None
+    production_cleared: bool
+    mapping_version_id: int | None
+    has_webhook_endpoints: bool
+
+
+@functools.cache
+def _caller_sql(vendor: str) -> str:
+    publication = apps.get_model("ingest", "MappingPublication")  # apps that build on partners: not imported here
+    endpoint = apps.get_model("webhooks", "WebhookEndpoint")
+    user_columns = ", ".join(column_sql(User, attname, alias="u") for attname in _USER_CHECKED)
+    client_id_columns = ", ".join(column_sql(ClientId, attname, alias="c") for attname in _CLIENT_ID_CHECKED)
+    return (
+        f"SELECT {user_columns}, {client_id_columns}, {column_sql(Partner, 'production_cleared_at', alias='p')}, "
+        f"(SELECT {column_sql(publication, 'version_id', alias='m')} FROM {table_sql(publication, alias='m')} "
+        f"WHERE {column_sql(publication, 'partner_id', alias='m')} = {column_sql(User, 'partner_id', alias='u')} "
+        f"AND {column_sql(publication, 'environment', alias='m')} = %s), "
+        f"EXISTS (SELECT 1 FROM {table_sql(endpoint, alias='e')} "
+        f"WHERE {column_sql(endpoint, 'partner_id', alias='e')} = {column_sql(User, 'partner_id', alias='u')} "
+        f"AND {column_sql(endpoint, 'environment', alias='e')} = %s "
+        f"AND {column_sql(endpoint, 'is_enabled', alias='e')} = %s) "
+        f"FROM {table_sql(User, alias='u')} "
+        f"LEFT JOIN {table_sql(ClientId, alias='c')} ON {column_sql(ClientId, 'key_hash', alias='c')} = %s "
+        f"LEFT JOIN {table_sql(Partner, alias='p')} "
+        f"ON {column_sql(Partner, 'id', alias='p')} = {column_sql(User, 'partner_id', alias='u')} "
+        f"WHERE {column_sql(User, 'id', alias='u')} = %s"
+    )
+
+
+def api_caller(*, user_id: int, key: str | None, environment: str) -> ApiCaller | None:
+    """The caller of an API request under `environment`'s root whose token names `user_id` and who sent the
+    ClientID `key`, in one statement; None when there is no such user.
+
+    Read on every request, never cached: a deactivated user, a changed password, a revoked ClientID or clearance
+    and a newly published mapping version all apply to the very next request, in every worker.
+    """
+    key = key.strip() if key else ""
+    params = [environment, environment, True, client_id_hash(key) if key else None, user_id]
+    with connection.cursor() as cursor:
+        cursor.execute(_caller_sql(connection.vendor), params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    users, client_ids = len(_USER_CHECKED), len(_CLIENT_ID_CHECKED)
+    user = instance_from_row(User, row_converted(User, attnames=_USER_CHECKED, values=row[:users]))
+    client_id_values = row[users : users + client_ids]
+    client_id = None
+    if client_id_values[0] is not None:
+        client_id_row = row_converted(ClientId, attnames=_CLIENT_ID_CHECKED, values=client_id_values)
+        client_id = instance_from_row(ClientId, client_id_row)
+    cleared_at, version_id, has_endpoints = row[users + client_ids :]
+    return ApiCaller(
+        user=user,
+        client_id=client_id,
+        production_cleared=cleared_at is not None,
+        mapping_version_id=version_id,
+        has_webhook_endpoints=bool(has_endpoints),
+    )

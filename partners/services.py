@@ -16,7 +16,7 @@ from audit.services import audit_record
 from integration_service.errors import ServiceError
 from partners.choices import CLIENT_ID_PREFIXES, ClearanceAction, Environment
 from partners.models import ClientId, Partner, ProductionClearanceEvent, User
-from partners.selectors import client_id_for_key, client_id_hash, partner_is_cleared_for_production
+from partners.selectors import ApiCaller, client_id_hash
 from partners.throttling import login_failure_record, login_retry_after, login_throttled_message
 from webhooks.choices import EventType
 from webhooks.services import partner_event_record
@@ -183,11 +183,12 @@ def _other_root(environment: str) -> str:
     return "/api/v1/" if environment == Environment.PRODUCTION else "/sandbox/api/v1/"
 
 
-def client_id_check(*, key: str | None, user: User, environment: str) -> ClientId:
-    """The ClientID of a request, if it may be used by this user in this environment; records its use."""
+def client_id_check(*, key: str | None, caller: ApiCaller, environment: str) -> ClientId:
+    """The ClientID of a request, if its caller's user may use it in this environment; records its use.
+    `caller`: what the request's authentication read, the ClientID of `key` and the clearance among it."""
     if not key or not key.strip():
         raise ClientIdRejected("The ClientID header is missing.")
-    client_id = client_id_for_key(key=key.strip())
+    client_id, user = caller.client_id, caller.user
     if client_id is None:
         raise ClientIdRejected("The ClientID is not valid.")
     if client_id.is_revoked:
@@ -199,7 +200,7 @@ def client_id_check(*, key: str | None, user: User, environment: str) -> ClientI
             f"The ClientID is for the {client_id.environment} environment; "
             f"use it under {_other_root(client_id.environment)}."
         )
-    if environment == Environment.PRODUCTION and not partner_is_cleared_for_production(partner_id=user.partner_id):
+    if environment == Environment.PRODUCTION and not caller.production_cleared:
         raise ClientIdRejected("The partner is not yet cleared for production; keep integrating against the sandbox.")
     _client_id_record_use(client_id)
     return client_id

@@ -11,6 +11,7 @@ from ingest.models import RawPush
 from partners.models import ClientId
 from projects.models import Project
 from tests.conftest import PRODUCTION, SANDBOX, url
+from webhooks.services import webhook_endpoint_create
 
 pytestmark = pytest.mark.django_db
 
@@ -343,11 +344,26 @@ def test_a_push_does_a_fixed_number_of_queries_whatever_the_payload(
     push(sandbox_client, {"id": "Q-1", "data": {"k0": "first"}})
     data = {f"k{number}": f"value {number}" for number in range(size)}
 
-    # token user, ClientID, mappings, lock project, insert raw push, the webhook endpoints to tell (none here),
-    # advance the change clock, update project; and the SAVEPOINT/RELEASE pair of push_receive's transaction,
-    # which is nested in the test's own transaction here.
-    with django_assert_num_queries(10):
+    # the caller (token user, ClientID, clearance, mapping version, whether webhook endpoints exist: none here),
+    # lock project, insert raw push, advance the change clock, update project; and the SAVEPOINT/RELEASE pair of
+    # push_receive's transaction, which is nested in the test's own transaction here.
+    with django_assert_num_queries(7):
         assert push(sandbox_client, {"id": "Q-1", "data": data}).status_code == HTTPStatus.OK
+
+
+def test_a_changing_push_reads_the_webhook_endpoints_only_when_there_are_some(
+    sandbox_client, partner, django_assert_num_queries, settings
+):
+    settings.WEBHOOK_ALLOW_PRIVATE_URLS = True
+    webhook_endpoint_create(partner=partner, environment=SANDBOX, url="http://127.0.0.1:9/hooks")
+    push(sandbox_client, {"id": "Q-1", "data": {"k": 1}})
+
+    # as above, and the endpoints to tell (read before the change clock), the event and its delivery
+    with django_assert_num_queries(10) as captured:
+        assert push(sandbox_client, {"id": "Q-1", "data": {"k": 2}}).status_code == HTTPStatus.OK
+
+    sqls = [query["sql"] for query in captured.captured_queries]
+    assert sum("webhooks_webhookendpoint" in sql and "partners_user" not in sql for sql in sqls) == 1
 
 
 def test_the_body_is_decoded_once_and_that_text_is_the_raw_push(sandbox_client, monkeypatch):

@@ -10,7 +10,6 @@ from rest_framework.test import APIClient
 from rest_framework_simplejwt import authentication as simplejwt_authentication
 from rest_framework_simplejwt.tokens import AccessToken
 
-from partners.authentication import EnvironmentJWTAuthentication
 from partners.models import ClientId
 from partners.services import client_id_issue, client_id_revoke, partner_revoke_production_clearance
 from tests.conftest import PASSWORD, PRODUCTION, SANDBOX, problem, token_for, url
@@ -269,13 +268,19 @@ def test_a_login_after_a_password_change_gives_a_working_token(user, sandbox_key
     assert client.get(url(SANDBOX, "project-list")).status_code == HTTPStatus.OK
 
 
-def test_the_token_checks_load_the_user_in_one_query(user, django_assert_num_queries):
-    token = AccessToken(token_for(user, SANDBOX))
+@pytest.mark.parametrize("environment", [SANDBOX, PRODUCTION])
+def test_the_token_client_id_and_clearance_checks_are_one_query(
+    client_for, user, sandbox_key, production_key, cleared_partner, environment, django_assert_num_queries
+):
+    client = client_for(user, environment, sandbox_key if environment == SANDBOX else production_key)
+    detail = url(environment, "project-detail", project_id=str(uuid.uuid4()))
+    client.get(detail)  # records the ClientID's use, a write made at most once a minute
 
-    with django_assert_num_queries(1):
-        loaded = EnvironmentJWTAuthentication().get_user(token)
+    # the caller (user, ClientID, clearance, mapping version, webhook endpoints), then the project's look-up
+    with django_assert_num_queries(2) as captured:
+        assert client.get(detail).status_code == HTTPStatus.NOT_FOUND
 
-    assert loaded.pk == user.pk
+    assert "partners_clientid" in captured.captured_queries[0]["sql"]
 
 
 def test_a_deactivated_users_token_is_refused_as_simplejwt_words_it(user):
