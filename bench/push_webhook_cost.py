@@ -63,13 +63,18 @@ def main() -> None:
         webhook_endpoint_create(partner=partner, environment="sandbox", url="http://127.0.0.1:9/hooks")
 
     stamped_at: list[float] = []
-    take = services.change_stamps_take
 
-    def timed_take(**kwargs):
-        stamped_at.append(time.perf_counter())
-        return take(**kwargs)
+    def timed(stamping):
+        def timed_stamping(**kwargs):
+            stamped_at.append(time.perf_counter())
+            return stamping(**kwargs)
 
-    services.change_stamps_take = timed_take
+        return timed_stamping
+
+    # A push stamps its project in one statement with its write on PostgreSQL (change_stamp_write); a batch, or
+    # SQLite, takes its stamps first (change_stamps_take).
+    services.change_stamps_take = timed(services.change_stamps_take)
+    services.change_stamp_write = timed(services.change_stamp_write)
     request = dispatch.drain_request
     enqueue_ms: list[float] = []
 

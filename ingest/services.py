@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -16,11 +16,11 @@ from ingest.merge_patch import merge_patch
 from ingest.models import RawPush, ReprocessRun
 from ingest.normalization import FieldRule, NormalizationResult, normalize
 from ingest.selectors import mapping_rules_for_partner, mapping_rules_of_version
-from integration_service.rows import instance_from_row, row_insert, rows_select, rows_update
+from integration_service.rows import instance_from_row, row_insert, row_update_statement, rows_select, rows_update
 from partners.choices import Environment
 from partners.models import ClientId, Partner, User
 from projects.canonical import CANONICAL_ATTNAMES
-from projects.change_clock import change_stamps_take
+from projects.change_clock import STAMP_SQL, change_stamp_write, change_stamps_take
 from projects.choices import MappingStatus
 from projects.models import Project
 from projects.totals import projects_changed
@@ -134,6 +134,19 @@ def projects_write_stamped(
     until the transaction ends: whatever the transaction still has to do after this holds every other writer of
     this partner environment, so keep it short.
     """
+    if len(projects) == 1 and connection.vendor == "postgresql":  # a push: one statement takes it and writes it
+        (project,) = projects
+        stamped = ("updated_date", "submitted_date") if project in created else ("updated_date",)
+        expressions = dict.fromkeys(stamped, STAMP_SQL)
+        update_sql, update_params = row_update_statement(
+            Project, instance=project, attnames=("updated_date", *attnames), expressions=expressions
+        )
+        stamp = change_stamp_write(
+            partner_id=partner_id, environment=environment, update_sql=update_sql, update_params=update_params
+        )
+        for attname in stamped:
+            setattr(project, attname, stamp)
+        return
     stamps = change_stamps_take(partner_id=partner_id, environment=environment, count=len(projects))
     for project, stamp in zip(projects, stamps, strict=True):
         project.updated_date = stamp

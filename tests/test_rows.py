@@ -10,19 +10,23 @@ import uuid
 from decimal import Decimal
 
 import pytest
-from django.db import models, transaction
+from django.db import connection, models, transaction
 from django.utils.translation import gettext_lazy
 from django_tasks_db.models import DBTaskResult
 
 from ingest.models import RawPush
 from integration_service.rows import (
+    column_sql,
     instance_from_row,
+    row_converted,
     row_insert,
+    row_update_statement,
     rows_insert,
     rows_insert_or_lock,
     rows_select,
     rows_select_in,
     rows_update,
+    table_sql,
 )
 from partners.models import ClientId
 from projects.models import Project
@@ -285,6 +289,46 @@ def test_update_writes_the_named_columns_only(project):
         "issues": [],
         "notes": "line one\nline two",
     }
+
+
+def test_an_update_statement_sets_its_expressions_and_writes_the_other_columns_as_rows_update_does(project):
+    project.name = "Renamed"
+    project.system_size_kw = Decimal("9.6")
+    project.notes = "not written"
+
+    sql, params = row_update_statement(
+        Project, instance=project, attnames=["name", "system_size_kw", "city"], expressions={"city": "'From SQL'"}
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        assert cursor.rowcount == 1
+
+    assert orm_values(project, ["name", "system_size_kw", "city", "notes"]) == {
+        "name": "Renamed",
+        "system_size_kw": Decimal("9.6"),
+        "city": "From SQL",
+        "notes": "line one\nline two",
+    }
+
+
+def test_an_update_statement_refuses_fields_the_orm_fills_in_pre_save(db):
+    with pytest.raises(ValueError, match="pre_save"):
+        row_update_statement(StampedOnSave, instance=StampedOnSave(pk=1), attnames=["updated_at"], expressions={})
+
+
+def test_a_hand_written_read_converts_columns_as_rows_select_does(project):
+    attnames = ["submitted_date", "system_size_kw", "issues", "source_data"]
+    columns = ", ".join(column_sql(Project, attname, alias="p") for attname in attnames)
+    pk = Project._meta.pk
+    with connection.cursor() as cursor:
+        sql = f"SELECT {columns} FROM {table_sql(Project, alias='p')} WHERE {column_sql(Project, 'id', alias='p')} = %s"
+        cursor.execute(sql, [pk.get_db_prep_value(project.pk, connection)])
+        values = cursor.fetchone()
+
+    converted = row_converted(Project, attnames=attnames, values=values)
+
+    assert converted == rows_select(Project, attnames=attnames, where={"id": project.pk})[0]
+    assert converted == orm_values(project, attnames)
 
 
 def test_update_of_many_rows_writes_each(partner):
