@@ -4,8 +4,6 @@ no rule of that version uses. What a partner's CRM started sending that nobody h
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Max
-
 from ingest.discovery import discover_keys
 from ingest.mapping_documents import rules_from_document
 from ingest.models import MappingPublication, RawPush, SourceKeyDrift
@@ -31,7 +29,7 @@ class EnvironmentDrift:
     published_at: datetime
     pushes_read: int  # pushes received after the publication that were read
     capped: bool  # more pushes (or values) than were read: counts are lower bounds
-    latest_push_id: int | None
+    latest_push_at: datetime | None  # when the environment's newest push was received
     keys: list[DriftingKey] = field(default_factory=list)
 
 
@@ -59,7 +57,7 @@ def source_key_drift(*, partner: Partner, environment: str, sample: int = DRIFT_
         published_at=publication.published_at,
         pushes_read=len(rows),
         capped=discovered.capped or within < sampled,
-        latest_push_id=pushes.aggregate(latest=Max("id"))["latest"],
+        latest_push_at=pushes.order_by("-received_at").values_list("received_at", flat=True).first(),
     )
     if not rows:
         return drift
@@ -83,9 +81,9 @@ class DriftSummary:
     stale: bool  # computed before the latest push or publication: a refresh is on its way
 
 
-def partner_drift_summaries(*, partner_ids: list[int], latest_push_ids: dict[int, dict[str, int]]) -> dict:
+def partner_drift_summaries(*, partner_ids: list[int], latest_pushes: dict[int, dict[str, datetime]]) -> dict:
     """Partner id → its DriftSummary (partners without any mapping version are left out), from the stored counts,
-    in two queries whatever the number of partners. `latest_push_ids`: partner → environment → newest push id."""
+    in two queries whatever the number of partners. `latest_pushes`: partner → environment → newest push time."""
     publications = MappingPublication.objects.filter(partner_id__in=partner_ids).values_list(
         "partner_id", "environment", "version_id", "published_at"
     )
@@ -102,6 +100,6 @@ def partner_drift_summaries(*, partner_ids: list[int], latest_push_ids: dict[int
             drift
             and drift.version_id == version_id
             and drift.published_at == published_at
-            and drift.latest_push_id == latest_push_ids.get(partner_id, {}).get(environment)
+            and drift.latest_push_at == latest_pushes.get(partner_id, {}).get(environment)
         )
     return summaries

@@ -19,7 +19,7 @@ def source_key_drift_store(*, partner: Partner, environment: str, drift: Environ
         defaults={
             "version_id": drift.version_id,
             "published_at": drift.published_at,
-            "latest_push_id": drift.latest_push_id,
+            "latest_push_at": drift.latest_push_at,
             "keys": [key.path for key in drift.keys],
             "computed_at": timezone.now(),
         },

@@ -148,7 +148,7 @@ class SourceKeyDrift(models.Model):
     environment = models.CharField(max_length=10, choices=Environment.choices)
     version = models.ForeignKey(MappingVersion, null=True, on_delete=models.SET_NULL, related_name="+")
     published_at = models.DateTimeField(null=True)
-    latest_push_id = models.BigIntegerField(null=True, help_text="The environment's newest push when computed.")
+    latest_push_at = models.DateTimeField(null=True, help_text="When the environment's newest push was received.")
     keys = models.JSONField(default=list, help_text="The drifting key paths.")
     computed_at = models.DateTimeField(default=timezone.now)
 

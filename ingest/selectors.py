@@ -137,20 +137,18 @@ def pushes_within_budget(*, pushes: QuerySet[RawPush], sample: int) -> tuple[int
 
 
 def partner_push_stats(*, partner_ids: list[int]) -> dict[int, dict]:
-    """Push counts per environment, the last push time, and the newest push's id per environment (`last_ids`), for
+    """Push counts per environment, the last push time, and the last push time per environment (`last_at`), for
     these partners, in one grouped query."""
-    stats = {
-        pk: {Environment.SANDBOX: 0, Environment.PRODUCTION: 0, "last": None, "last_ids": {}} for pk in partner_ids
-    }
+    stats = {pk: {Environment.SANDBOX: 0, Environment.PRODUCTION: 0, "last": None, "last_at": {}} for pk in partner_ids}
     rows = (
         RawPush.objects.filter(partner_id__in=partner_ids)
         .values("partner_id", "environment")
-        .annotate(count=Count("id"), last=Max("received_at"), last_id=Max("id"))
+        .annotate(count=Count("id"), last=Max("received_at"))
         .order_by()
     )
     for row in rows:
         entry = stats[row["partner_id"]]
         entry[row["environment"]] = row["count"]
-        entry["last_ids"][row["environment"]] = row["last_id"]
+        entry["last_at"][row["environment"]] = row["last"]
         entry["last"] = max(filter(None, (entry["last"], row["last"])), default=None)
     return stats

@@ -61,7 +61,7 @@ class PartnerChangeList(ChangeList):
         partner_ids = [partner.pk for partner in self.result_list]
         stats = partner_push_stats(partner_ids=partner_ids)
         drift = partner_drift_summaries(
-            partner_ids=partner_ids, latest_push_ids={pk: entry["last_ids"] for pk, entry in stats.items()}
+            partner_ids=partner_ids, latest_pushes={pk: entry["last_at"] for pk, entry in stats.items()}
         )
         for partner in self.result_list:
             partner.push_stats = stats[partner.pk]

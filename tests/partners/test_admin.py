@@ -56,7 +56,7 @@ def test_partner_list_shows_status_push_counts_and_last_push(admin_client, sandb
     rows = {row.name: row.push_stats for row in response.context["cl"].result_list}
     assert (rows["Sunrise Solar EPC"]["sandbox"], rows["Sunrise Solar EPC"]["production"]) == (3, 0)
     assert rows["Sunrise Solar EPC"]["last"] is not None
-    assert rows["Helios Builders"] == {"sandbox": 0, "production": 0, "last": None, "last_ids": {}}
+    assert rows["Helios Builders"] == {"sandbox": 0, "production": 0, "last": None, "last_at": {}}
     assert "Sandbox only" in response.content.decode()
 
 
