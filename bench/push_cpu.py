@@ -70,6 +70,7 @@ BREAKDOWN = [
     ("rest_framework.views", "APIView", "dispatch", "DRF: the view's whole dispatch"),
     ("rest_framework.views", "APIView", "initialize_request", "  DRF Request, negotiation"),
     ("rest_framework.views", "APIView", "perform_authentication", "  JWT and the caller query"),
+    ("rest_framework_simplejwt.authentication", "JWTAuthentication", "get_validated_token", "    JWT decoded"),
     ("partners.authentication", None, "api_caller", "    the caller query (one statement)"),
     ("rest_framework.views", "APIView", "check_permissions", "  ClientID check"),
     ("rest_framework.views", "APIView", "check_throttles", "  rate limit (cache)"),
