@@ -6,7 +6,8 @@ gunicorn serves the service on PostgreSQL; wrk sends the same HubSpot-shaped rec
 mostly updates once warm) one per request to POST externals/push, then 100 per request to POST
 externals/push/batch, from 8 connections each. Prints records/s, latency per request, the batch's share of the
 single push, and the gunicorn workers' resident memory after each run (flat: the batch holds one request's
-records at a time).
+records at a time). The last row sends the same batches once the partner has a webhook endpoint (events and
+deliveries written, a drain requested per batch; no worker runs, so nothing is sent).
 """
 
 import argparse
@@ -17,6 +18,7 @@ import sys
 from pathlib import Path
 
 import _setup
+from django.conf import settings
 from django.core.management import call_command
 from django.db import connection
 from push_load import wrk
@@ -26,6 +28,8 @@ from ingest.demo import DEMO_MAPPING_DOCUMENT
 from ingest.mapping_services import mapping_document_import
 from partners.models import Partner, User
 from partners.services import client_id_issue
+from webhooks.models import WebhookEndpoint
+from webhooks.services import webhook_endpoint_create
 
 PUSH_LUA = str(_setup.ROOT / "bench" / "push.lua")
 BATCH_LUA = str(_setup.ROOT / "bench" / "batch.lua")
@@ -77,7 +81,11 @@ def main() -> None:
             cursor.execute("ANALYZE")
         memory = {"after warm-up": workers_rss_mib(server)}
         results = {}
+        targets["batch, endpoint"] = targets[f"batch of {args.batch_size}"]
         for name, (url, script, size) in targets.items():
+            if name == "batch, endpoint":  # the same partner and rows, now with an endpoint that nobody listens at
+                settings.WEBHOOK_ALLOW_PRIVATE_URLS = True  # no worker runs: its deliveries wait
+                webhook_endpoint_create(partner=partner, environment="sandbox", url="http://127.0.0.1:9/hooks")
             results[name] = {
                 **wrk(url, seconds=args.seconds, connections=args.connections, env=env, request=["-s", script]),
                 "size": size,
@@ -85,16 +93,17 @@ def main() -> None:
             memory[f"after {name}"] = workers_rss_mib(server)
     finally:
         server.terminate()
+        WebhookEndpoint.objects.filter(partner=partner).delete()  # the next run starts without one
 
     print(f"\n{args.connections} connections, {args.seconds} s each, gunicorn.conf.py workers, {os.cpu_count()} cores")
-    print(f"{'endpoint':14s} {'records/s':>10s} {'req/s':>8s} {'p50 ms':>8s} {'p99 ms':>8s} {'non-2xx':>8s}")
+    print(f"{'endpoint':16s} {'records/s':>10s} {'req/s':>8s} {'p50 ms':>8s} {'p99 ms':>8s} {'non-2xx':>8s}")
     for name, result in results.items():
         records = result["rps"] * result["size"]
         print(
-            f"{name:14s} {records:10.0f} {result['rps']:8.1f} {result['p50']:8.2f} {result['p99']:8.2f} "
+            f"{name:16s} {records:10.0f} {result['rps']:8.1f} {result['p50']:8.2f} {result['p99']:8.2f} "
             f"{result['errors']:8d}"
         )
-    single, batch = (result["rps"] * result["size"] for result in results.values())
+    single, batch, _ = (result["rps"] * result["size"] for result in results.values())
     print(f"batch / single push records/s: {batch / single:.1f}")
     for moment, sizes in memory.items():
         print(f"workers' RSS {moment}: {', '.join(f'{size:.0f} MiB' for size in sizes)}")
