@@ -12,6 +12,7 @@ of an INSERT. Everything else uses the ORM.
 """
 
 import functools
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -81,11 +82,19 @@ def _prepared_rows(model: type[models.Model], rows: Sequence[dict[str, Any]]) ->
     return [list(row) for row in zip(*_prepared_columns(model, rows), strict=True)]
 
 
+_TYPE_MODIFIER = re.compile(r"\(.*\)")
+
+
 def _array_cast(field: models.Field) -> str:
     """A PostgreSQL array parameter of the field's column type: one parameter for a whole column of values, so a
     statement over many rows stays short (psycopg converts a statement of more than 50 parameters or 4 KiB anew
-    every time, in Python: a third of a batch push's insert-or-lock) and is one prepared statement for any count."""
-    return f"%s::{field.db_type(connection)}[]"
+    every time, in Python: a third of a batch push's insert-or-lock) and is one prepared statement for any count.
+
+    The array is of the type without its modifier (varchar, not varchar(255)): an explicit cast to varchar(n) would
+    cut longer text to n characters, where writing the value to the column refuses it, as the ORM's statement does.
+    """
+    base_type = _TYPE_MODIFIER.sub("", field.db_type(connection))
+    return f"%s::{base_type}[]"
 
 
 @functools.cache

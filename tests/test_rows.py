@@ -10,7 +10,7 @@ import uuid
 from decimal import Decimal
 
 import pytest
-from django.db import connection, models, transaction
+from django.db import DataError, connection, models, transaction
 from django.utils.translation import gettext_lazy
 from django_tasks_db.models import DBTaskResult
 
@@ -263,6 +263,33 @@ def test_insert_or_lock_inserts_the_missing_rows_only_and_returns_their_keys(pro
     assert orm_values(Project(pk=rows[2]["id"]), list(rows[2])) == rows[2]
     assert orm_values(project, ["source_data"]) == {"source_data": project.source_data}  # untouched
     assert not Project.objects.filter(pk=rows[1]["id"]).exists()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite does not enforce a column's length")
+def test_many_row_statements_refuse_or_miss_text_longer_than_its_column_as_the_orm_does(project, partner):
+    # An explicit cast to varchar(n) would cut the text to n characters and match or insert the cut one.
+    too_long = "HS-1" + "x" * 300  # external_id holds 255
+    now = datetime.datetime(2026, 3, 12, tzinfo=datetime.UTC)
+    row = {
+        "id": uuid.uuid4(),
+        "partner_id": partner.pk,
+        "environment": SANDBOX,
+        "external_id": too_long,
+        "submitted_date": now,
+        "updated_date": now,
+        "mapping_status": "unmapped",
+        "issues": [],
+        "source_data": {},
+    }
+    where = {"partner_id": partner.pk, "environment": SANDBOX}
+    project.external_id = too_long[:255]
+    project.save(update_fields=["external_id"])
+
+    assert rows_select_in(Project, attnames=["external_id"], where=where, within=("external_id", [too_long])) == []
+    with pytest.raises(DataError), transaction.atomic():
+        rows_insert_or_lock(Project, rows=[row], unique=("partner_id", "environment", "external_id"))
+    with pytest.raises(DataError), transaction.atomic():
+        Project.objects.create(**row)
 
 
 def test_select_in_reads_the_rows_whose_column_is_one_of_the_values(project, partner):
