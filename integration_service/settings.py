@@ -107,6 +107,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
     # A database host that drops packets must not hold a request (or /readyz) until the kernel gives up on TCP.
     DATABASES["default"]["OPTIONS"]["connect_timeout"] = env_int("DATABASE_CONNECT_TIMEOUT_SECONDS", 5)
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # `make run` shares one SQLite file between gunicorn's threads and the worker. A deferred transaction that has
+    # read cannot wait for another writer (SQLite refuses at once: "database is locked"); one that takes the write
+    # lock when it begins waits its turn, up to the timeout.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(transaction_mode="IMMEDIATE", timeout=20)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "partners.User"
