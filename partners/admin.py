@@ -8,8 +8,8 @@ from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.contrib.auth.models import Group
 from django.db import transaction
 from django.db.models import QuerySet
-from django.http import HttpRequest
-from django.urls import path
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import path, reverse
 from django.utils.html import format_html
 from django_tasks_db.models import DBTaskResult
 
@@ -149,6 +149,14 @@ class PartnerAdmin(admin.ModelAdmin):
         return partners_clearance_selected(request, queryset, self, revoke=True)
 
 
+def back_to_partner_page(request: HttpRequest, partner: Partner | None) -> HttpResponseRedirect | None:
+    """An add form opened from a partner's onboarding checklist (`?partner=`) returns to that checklist on a plain
+    save, where the next step is; "save and add another" and "save and continue" keep the admin's usual way."""
+    if partner is None or "partner" not in request.GET or {"_addanother", "_continue"} & set(request.POST):
+        return None
+    return HttpResponseRedirect(reverse("admin:partners_partner_change", args=[partner.pk]))
+
+
 class UserCreationForm(AdminUserCreationForm):
     class Meta:
         model = User
@@ -187,6 +195,12 @@ class UserAdmin(DjangoUserAdmin):
         super().save_model(request, obj, form, change)
         user_saved_in_admin(user=obj, saved_by=request.user, created=not change, was_active=was_active)
 
+    def response_add(self, request: HttpRequest, obj: User, post_url_continue: str | None = None) -> HttpResponse:
+        if redirect := back_to_partner_page(request, obj.partner):
+            self.message_user(request, f"The user “{obj}” was added to {obj.partner}.", messages.SUCCESS)
+            return redirect
+        return super().response_add(request, obj, post_url_continue)
+
 
 class ClientIdAddForm(forms.ModelForm):
     class Meta:
@@ -216,8 +230,16 @@ class ClientIdAdmin(admin.ModelAdmin):
             kwargs["form"] = ClientIdAddForm
         return super().get_form(request, obj, **kwargs)
 
+    def get_fields(self, request: HttpRequest, obj: ClientId | None = None) -> list[str] | tuple[str, ...]:
+        if obj is None:
+            return ClientIdAddForm.Meta.fields  # nothing to read before the key exists ("Usable now" misled)
+        return super().get_fields(request, obj)
+
     def get_readonly_fields(self, request: HttpRequest, obj: ClientId | None = None) -> tuple[str, ...]:
         return self.readonly_fields + (("partner", "environment") if obj else ())
+
+    def response_add(self, request: HttpRequest, obj: ClientId, post_url_continue: str | None = None) -> HttpResponse:
+        return back_to_partner_page(request, obj.partner) or super().response_add(request, obj, post_url_continue)
 
     def save_model(self, request: HttpRequest, obj: ClientId, form: forms.ModelForm, change: bool) -> None:
         if change:

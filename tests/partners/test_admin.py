@@ -162,3 +162,64 @@ def test_client_id_list_says_which_keys_work_now(admin_client, partner, sandbox_
     page = response.content.decode()
     assert "Not yet: partner not cleared for production" in page
     assert page.count('<td class="field-usable">Yes</td>') == 1
+
+
+def test_the_client_id_add_page_asks_only_what_issuing_needs(admin_client, partner):
+    response = admin_client.get(
+        reverse("admin:partners_clientid_add") + f"?partner={partner.pk}&environment=production"
+    )
+
+    assert response.status_code == HTTPStatus.OK
+    fields = [name for fieldset in response.context["adminform"] for line in fieldset for name in line.fields]
+    assert fields == ["partner", "environment", "label"]
+    assert "Usable now" not in response.content.decode()  # said "Yes" for a partner not cleared yet
+
+
+def test_a_key_issued_from_the_partner_page_is_shown_back_on_the_partner_page(admin_client, partner):
+    response = admin_client.post(
+        reverse("admin:partners_clientid_add") + f"?partner={partner.pk}&environment=sandbox",
+        {"partner": partner.pk, "environment": SANDBOX, "label": "", "_save": "Save"},
+        follow=True,
+    )
+
+    assert response.redirect_chain == [(reverse("admin:partners_partner_change", args=[partner.pk]), HTTPStatus.FOUND)]
+    assert '<code id="issued-key">sbx_' in response.content.decode()
+
+
+def test_a_user_added_from_the_partner_page_goes_back_to_the_partner_page(admin_client, partner):
+    response = admin_client.post(
+        reverse("admin:partners_user_add") + f"?partner={partner.pk}",
+        {
+            "email": "crm@example.com",
+            "partner": partner.pk,
+            "usable_password": "true",
+            "password1": "crm-pass-2026!",
+            "password2": "crm-pass-2026!",
+            "_save": "Save",
+        },
+        follow=True,
+    )
+
+    assert response.redirect_chain == [(reverse("admin:partners_partner_change", args=[partner.pk]), HTTPStatus.FOUND)]
+    assert "The user “crm@example.com” was added to Sunrise Solar EPC." in response.content.decode()
+    assert User.objects.get(email="crm@example.com").partner == partner
+
+
+def test_keys_and_users_added_from_the_menu_still_follow_the_admin_s_usual_way(admin_client, partner):
+    key = admin_client.post(
+        reverse("admin:partners_clientid_add"), {"partner": partner.pk, "environment": SANDBOX, "_save": "Save"}
+    )
+    user = admin_client.post(
+        reverse("admin:partners_user_add") + f"?partner={partner.pk}",
+        {
+            "email": "next@example.com",
+            "partner": partner.pk,
+            "usable_password": "true",
+            "password1": "crm-pass-2026!",
+            "password2": "crm-pass-2026!",
+            "_addanother": "Save and add another",
+        },
+    )
+
+    assert key.url == reverse("admin:partners_clientid_changelist")
+    assert user.url.startswith(reverse("admin:partners_user_add"))
