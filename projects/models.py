@@ -87,7 +87,9 @@ class Project(models.Model):
         ]  # Every push updates its project and every index with it: keep these few (bench/README.md).
 
     def __str__(self) -> str:
-        return f"{self.name or self.external_id} ({self.partner_id}, {self.environment})"
+        if self.name:
+            return f"{self.name} ({self.external_id}, {self.environment})"
+        return f"{self.external_id} ({self.environment})"
 
 
 class ChangeClock(models.Model):

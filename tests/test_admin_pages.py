@@ -105,3 +105,12 @@ def test_actions_are_refused_to_a_partner_user(client, user, console, changelist
     assert response.status_code == HTTPStatus.FOUND
     assert not ClientId.objects.filter(revoked_at__isnull=False).exists()
     assert not Partner.objects.get(pk=console["partner"]).is_cleared_for_production
+
+
+def test_a_project_page_is_named_by_the_crm_s_record_not_by_database_ids(admin_client, console):
+    project = Project.objects.get(external_id="C-1")
+
+    response = admin_client.get(reverse("admin:projects_project_change", args=[project.pk]))
+
+    assert "<h2>Roof (C-1, sandbox)</h2>" in response.content.decode()
+    assert str(Project(external_id="C-2", environment=SANDBOX)) == "C-2 (sandbox)"
