@@ -157,3 +157,14 @@ def test_the_log_is_readable_in_the_admin_and_on_the_partner_page_but_not_writab
     assert admin_client.get(reverse("admin:audit_auditevent_change", args=[event.pk])).status_code == HTTPStatus.OK
     delete = admin_client.post(reverse("admin:audit_auditevent_delete", args=[event.pk]), {"post": "yes"})
     assert delete.status_code == HTTPStatus.FORBIDDEN
+
+
+def test_events_of_commands_say_so_in_the_admin(admin_client, partner):
+    call_command("clear_for_production", "sunrise", stdout=StringIO())
+    event = AuditEvent.objects.get(partner=partner)
+
+    listing = admin_client.get(reverse("admin:audit_auditevent_changelist"))
+    page = admin_client.get(reverse("admin:audit_auditevent_change", args=[event.pk]))
+
+    assert '<td class="field-by">(command)</td>' in listing.content.decode()  # as on the partner page; was "-"
+    assert '<div class="readonly">(command)</div>' in page.content.decode()
