@@ -7,6 +7,7 @@ row's canonical field can take.
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from ingest.mapping_documents import TYPES_FOR_KIND
@@ -17,6 +18,7 @@ ENUM_MAX_VALUES = 8  # more distinct values than this are free text, not a set o
 _NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$|^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _ISO_DATETIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?$")
+_NUMERIC_DATE = re.compile(r"^\d{1,2}([/.-])\d{1,2}\1\d{4}$")  # 03/01/2024, 1.3.2024, 03-01-2024
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 _PHONE = re.compile(r"^\+?[\d\s().\-/]+$")
 _PHONE_DIGITS = 7
@@ -37,9 +39,31 @@ def _is_number(value: Any) -> bool:
 
 
 def _is_whole(value: Any) -> bool:
+    """Whether a number is written whole: "18500.00" has cents today and may hold some in the next push."""
     if isinstance(value, str):
-        value = float(value.strip().replace(",", ""))
-    return float(value).is_integer()
+        return not any(mark in value for mark in ".eE")
+    return isinstance(value, int)
+
+
+def _parses(text: str, pattern: str) -> bool:
+    try:
+        datetime.strptime(text, pattern)
+    except ValueError:
+        return False
+    return True
+
+
+def _numeric_date_formats(texts: Counter) -> list[str] | None:
+    """The one strptime pattern, month first or day first, that reads every text: month first when both do
+    (US CRMs), day first when a day over 12 says so; None when the texts are no such dates."""
+    separators = {match.group(1) if (match := _NUMERIC_DATE.match(text)) else None for text in texts}
+    if len(separators) != 1 or None in separators:
+        return None
+    separator = separators.pop()
+    for pattern in (f"%m{separator}%d{separator}%Y", f"%d{separator}%m{separator}%Y"):
+        if all(_parses(text, pattern) for text in texts):
+            return [pattern]
+    return None
 
 
 def _is_phone(text: str) -> bool:
@@ -57,6 +81,8 @@ def _text_guess(texts: Counter, complete: bool, canonical: CanonicalField | None
         return TypeGuess("date")
     if all(_ISO_DATE.match(text) or _ISO_DATETIME.match(text) for text in texts):
         return TypeGuess("datetime")
+    if formats := _numeric_date_formats(texts):
+        return TypeGuess("date", {"formats": formats})
     if all(_EMAIL.match(text) for text in texts):
         return TypeGuess("email")
     if all(_is_phone(text) for text in texts):
@@ -96,7 +122,11 @@ def source_type_guess(values: Counter, *, complete: bool = True, canonical: Cano
     `values` counts a key's example values by `(type name, value)`; `complete` says whether they are all the
     distinct values seen (only then can they be an enum's whole set).
     """
-    present = {(kind, value): count for (kind, value), count in values.items() if value is not None}
+    present = {
+        (kind, value): count
+        for (kind, value), count in values.items()
+        if value is not None and not (isinstance(value, str) and not value.strip())  # empty says nothing
+    }
     scalars = [value for _, value in present]
     texts: Counter = Counter()
     for (_, value), count in present.items():

@@ -15,8 +15,21 @@ def seen(*values, times: int = 1) -> Counter:
     ("values", "guess"),
     [
         (seen(8800, 6400), TypeGuess("integer")),
-        (seen("8800", "6,400"), TypeGuess("integer")),
+        (seen("8800", "6,400"), TypeGuess("integer")),  # the converters read "6,400" as 6400
+        (seen("9,600.5", "12"), TypeGuess("decimal")),
         (seen(9.6, 12), TypeGuess("decimal")),
+        (seen("18500.00", "24750.00"), TypeGuess("decimal")),  # written with cents: whole today, not next push
+        (seen(12.0, 7), TypeGuess("decimal")),
+        (seen("12.4", "", "  "), TypeGuess("decimal")),  # an empty value says nothing about the type
+        (seen("9,600", ""), TypeGuess("integer")),
+        (seen("", None), TypeGuess("string")),
+        (seen("03/01/2024", "04/15/2024"), TypeGuess("date", {"formats": ["%m/%d/%Y"]})),
+        (seen("03/01/2024", "04/01/2024"), TypeGuess("date", {"formats": ["%m/%d/%Y"]})),  # both read: US first
+        (seen("03/01/2024", "15/04/2024"), TypeGuess("date", {"formats": ["%d/%m/%Y"]})),  # a day over 12 decides
+        (seen("1.3.2024", "15.04.2024", ""), TypeGuess("date", {"formats": ["%d.%m.%Y"]})),
+        (seen("03-01-2024", "04-15-2024"), TypeGuess("date", {"formats": ["%m-%d-%Y"]})),
+        (seen("13/01/2024", "04/15/2024"), TypeGuess("phone")),  # neither order reads both: no date
+        (seen("03/01/2024", "04-15-2024"), TypeGuess("phone")),
         (seen("9.6", "12"), TypeGuess("decimal")),
         (seen(True, False), TypeGuess("boolean")),
         (seen("2026-03-01", "2026-11-24"), TypeGuess("date")),
@@ -49,7 +62,9 @@ def test_an_incomplete_set_of_values_is_no_enum():
         ("moduleCount", seen(24, 30), TypeGuess("integer")),
         ("postalCode", seen("02139", "10001"), TypeGuess("string")),  # a number as text keeps its zero
         ("customerPhone", seen("5551234567"), TypeGuess("phone")),
-        ("installDate", seen("soon", "later"), TypeGuess("date")),  # what a date field takes: issues show why
+        ("installDate", seen("soon", "later"), TypeGuess("date")),
+        ("installDate", seen("03/01/2024", ""), TypeGuess("date", {"formats": ["%m/%d/%Y"]})),
+        ("customerPhone", seen("03/01/2024"), TypeGuess("date", {"formats": ["%m/%d/%Y"]})),  # issues show why  # what a date field takes: issues show why
         ("contractAmount", seen("lots"), TypeGuess("decimal")),
         ("currency", seen("usd", "eur", times=3), TypeGuess("string")),
         ("status", seen("Contracted", "on-hold"), TypeGuess("string")),  # already project statuses
