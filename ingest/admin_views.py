@@ -18,7 +18,7 @@ from ingest.mapping_services import mapping_document_import
 from ingest.models import MappingVersion, ReprocessRun
 from ingest.selectors import DISCOVERY_MAX_BYTES, mapping_rules_for_partner, source_key_discovery
 from ingest.source_type_guess import source_type_guess
-from ingest.workbench_fill import fill_target, posted_rows, row_fill, rows_rules
+from ingest.workbench_fill import ONLY_FIELD, fill_target, posted_rows, row_fill, rows_rules
 from ingest.workbench_preview import mapping_preview_compare
 from partners.choices import Environment
 from partners.models import Partner
@@ -80,6 +80,13 @@ def _import(request: HttpRequest, partner: Partner) -> HttpResponseRedirect:
     return _saved(request, partner, version)
 
 
+def _no_target(rows: list[dict], *, key: str, guessed: str) -> str:
+    if all(row["source"].strip() or row["type"] for row in rows):
+        return "Every row has a source: pick the row to fill with its “fill” button first."
+    only = f" ({ONLY_FIELD[guessed]} has a source)" if guessed in ONLY_FIELD else ""
+    return f"No empty row takes {key}, read as {guessed}{only}: pick the row to fill with its “fill this row” first."
+
+
 def _fill(request: HttpRequest, partner: Partner, discovery: discovery.Discovery) -> tuple[list[dict], str | None]:
     """The posted rows with one filled from the discovered key the operator clicked; the field filled."""
     rows = posted_rows(request.POST)
@@ -91,9 +98,10 @@ def _fill(request: HttpRequest, partner: Partner, discovery: discovery.Discovery
     if key is None:
         messages.error(request, f"No source key {request.POST['fill']} in the recent pushes: nothing was filled.")
         return rows, None
-    target = fill_target(rows, key_path=key.path, picked=request.POST.get("target", ""))
+    guessed = source_type_guess(key.values, complete=not key.more_values).type
+    target = fill_target(rows, key_path=key.path, picked=request.POST.get("target", ""), guessed=guessed)
     if target is None:
-        messages.error(request, "Every row has a source: pick the row to fill with its “fill” button first.")
+        messages.error(request, _no_target(rows, key=key.path, guessed=guessed))
         return rows, None
     guess = row_fill(rows[target], key=key)
     field = rows[target]["field"]

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from ingest.discovery import DiscoveredKey
 from ingest.forms import MappingRowForm
-from ingest.mapping_documents import rule_from_spec
+from ingest.mapping_documents import TYPES_FOR_KIND, rule_from_spec
 from ingest.normalization import FieldRule
 from ingest.source_type_guess import TypeGuess, source_type_guess
 from ingest.source_usage import source_paths
@@ -36,16 +36,47 @@ def _name(key_path: str) -> str:
     return re.sub(r"[^0-9a-z]", "", keys[-1].lower()) if keys else ""
 
 
-def fill_target(rows: list[dict], *, key_path: str, picked: str) -> int | None:
-    """The row to fill: the one the operator picked, else the field named like the key, else the first empty row."""
+# Keys whose values read as these go to this one field or nowhere: a phone number is no name.
+ONLY_FIELD = {"phone": "customerPhone", "email": "customerEmail"}
+_NAME_MIN_CHARS = 4  # a shorter key name ("id", "no") says too little to be matched inside a field name
+
+
+def takes(field: str, guessed: str) -> bool:
+    """Whether a field is where a key read as `guessed` belongs, when the operator picked no row."""
+    canonical = CANONICAL_FIELDS_BY_NAME.get(field)
+    if canonical is None:
+        return False
+    if guessed in ONLY_FIELD:
+        return field == ONLY_FIELD[guessed]
+    if guessed in ("date", "datetime"):
+        return canonical.kind == "date"
+    if guessed in ("integer", "decimal"):
+        return canonical.kind in ("integer", "decimal")
+    if guessed == "enum":
+        return canonical.choices is not None
+    return canonical.kind == "text" and canonical.choices is None and field not in ONLY_FIELD.values()
+
+
+def _named_like(field: str, name: str) -> bool:
+    """A key named `postal_code` is postalCode's, `amount` contractAmount's, `phone` customerPhone's."""
+    field = field.lower()
+    return field == name or (len(name) >= _NAME_MIN_CHARS and field.endswith(name))
+
+
+def fill_target(rows: list[dict], *, key_path: str, picked: str, guessed: str) -> int | None:
+    """The row to fill: the one the operator picked, else an empty one named like the key whose kind takes the
+    type the key's values read as (`guessed`), else the first empty row where that type belongs."""
     fields = [row["field"] for row in rows]
     if picked in fields:
         return fields.index(picked)
+    empty = [index for index, row in enumerate(rows) if not row["source"].strip() and not row["type"]]
     name = _name(key_path)
-    for index, field in enumerate(fields):
-        if name and field.lower() == name and not rows[index]["source"].strip():
+    kinds = {field.name: field.kind for field in CANONICAL_FIELDS_BY_NAME.values()}
+    for index in empty:
+        field = fields[index]
+        if name and _named_like(field, name) and guessed in TYPES_FOR_KIND.get(kinds.get(field), ()):
             return index
-    return next((index for index, row in enumerate(rows) if not row["source"].strip() and not row["type"]), None)
+    return next((index for index in empty if takes(fields[index], guessed)), None)
 
 
 def row_fill(row: dict, *, key: DiscoveredKey) -> TypeGuess:

@@ -118,18 +118,41 @@ def test_fill_keeps_the_unsaved_edits_of_the_other_rows(admin_client, workbench,
     }
 
 
-def test_fill_without_a_pick_takes_the_row_named_like_the_key_else_the_first_empty_row(
+def test_fill_without_a_pick_takes_the_row_named_like_the_key_else_the_first_empty_row_that_takes_its_type(
     admin_client, workbench, pushes, partner, make_project
 ):
-    store(partner, make_project, SANDBOX, "S-2", {"Postal Code": "02139", "email": "A@Example.com"})
+    store(partner, make_project, SANDBOX, "S-2", {
+        "Postal Code": "02139", "email": "A@Example.com", "cell": "+1 650 253 0000", "closed": "03/01/2024",
+        "amount": "18500.00", "watts": 9600, "note": "call first",
+    })  # fmt: skip
 
-    named = admin_client.post(workbench, {**rows(), "fill": '"Postal Code"'})
-    first_empty = admin_client.post(workbench, {**rows(), "fill": "email"})
-    unknown_pick = admin_client.post(workbench, {**rows(), "fill": "email", "target": "colour"})
+    def filled(key: str, target: str = "") -> dict:
+        return shown_rows(admin_client.post(workbench, {**rows(), "fill": key, "target": target}))
 
-    assert shown_rows(named)["postalCode"] == ('"Postal Code"', "string", "")
-    assert shown_rows(first_empty)["status"] == ("email", "email", "")
-    assert shown_rows(unknown_pick)["status"] == ("email", "email", "")
+    assert filled('"Postal Code"')["postalCode"] == ('"Postal Code"', "string", "")  # named like it: keeps its 0
+    assert filled("amount")["contractAmount"] == ("amount", "decimal", "")  # a field whose name ends like it
+    assert filled("email")["customerEmail"] == ("email", "email", "")
+    assert filled("email", target="colour")["customerEmail"] == ("email", "email", "")  # no such row to pick
+    assert filled("cell")["customerPhone"] == ("cell", "phone", "")  # never into a name
+    assert filled("closed")["contractSignedDate"] == ("closed", "date", '{"formats": ["%m/%d/%Y"]}')
+    assert filled("watts")["systemSizeKw"] == ("watts", "decimal", "")  # the first empty number row
+    assert filled("note")["customerFirstName"] == ("note", "string", "")  # the first empty free-text row
+
+
+def test_fill_without_a_pick_leaves_a_phone_key_alone_when_the_phone_row_has_a_source(
+    admin_client, workbench, pushes, partner, make_project
+):
+    store(partner, make_project, SANDBOX, "S-2", {"cell": "+1 650 253 0000"})
+    phone_mapped = rows(customerPhone={"source": "phone", "type": "phone"})
+
+    response = admin_client.post(workbench, {**phone_mapped, "fill": "cell"})
+
+    assert shown_rows(response)["customerPhone"] == ("phone", "phone", "")
+    assert "cell" not in [source for source, _, _ in shown_rows(response).values()]
+    assert messages(response) == [
+        "No empty row takes cell, read as phone (customerPhone has a source): pick the row to fill with its "
+        "“fill this row” first."
+    ]
 
 
 def test_fill_refuses_an_unknown_key_and_a_full_workbench(admin_client, workbench, pushes):
