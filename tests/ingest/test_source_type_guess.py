@@ -62,9 +62,9 @@ def test_an_incomplete_set_of_values_is_no_enum():
         ("moduleCount", seen(24, 30), TypeGuess("integer")),
         ("postalCode", seen("02139", "10001"), TypeGuess("string")),  # a number as text keeps its zero
         ("customerPhone", seen("5551234567"), TypeGuess("phone")),
-        ("installDate", seen("soon", "later"), TypeGuess("date")),
+        ("installDate", seen("soon", "later"), TypeGuess("date")),  # what a date field takes: issues show why
         ("installDate", seen("03/01/2024", ""), TypeGuess("date", {"formats": ["%m/%d/%Y"]})),
-        ("customerPhone", seen("03/01/2024"), TypeGuess("date", {"formats": ["%m/%d/%Y"]})),  # issues show why  # what a date field takes: issues show why
+        ("customerPhone", seen("03/01/2024"), TypeGuess("date", {"formats": ["%m/%d/%Y"]})),  # a date, not a phone
         ("contractAmount", seen("lots"), TypeGuess("decimal")),
         ("currency", seen("usd", "eur", times=3), TypeGuess("string")),
         ("status", seen("Contracted", "on-hold"), TypeGuess("string")),  # already project statuses
