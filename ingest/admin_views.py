@@ -109,6 +109,15 @@ def _fill(request: HttpRequest, partner: Partner, discovery: discovery.Discovery
     return rows, rows[target]["field"]
 
 
+def _row_errors(formset: MappingRowFormSet) -> list[tuple[str, list[str]]]:
+    """Each row in error with its messages, as "box: message", for the summary at the top of the page."""
+    return [
+        (form["field"].value(), [f"{name}: {message}" for name, errors in form.errors.items() for message in errors])
+        for form in formset
+        if form.errors
+    ]
+
+
 def mapping_workbench(request: HttpRequest, partner_id: int, model_admin: admin.ModelAdmin) -> HttpResponse:
     require_permission(request, "ingest.add_mappingversion")
     partner = get_object_or_404(Partner, pk=partner_id)
@@ -154,6 +163,8 @@ def mapping_workbench(request: HttpRequest, partner_id: int, model_admin: admin.
         key.guess = source_type_guess(key.values, complete=not key.more_values)
     context = {
         **model_admin.admin_site.each_context(request),
+        "row_errors": _row_errors(formset) if formset.is_bound else [],
+        "refused_action": "saved" if action == "save" else "previewed",
         "opts": MappingVersion._meta,
         "publications": publications,
         "title": f"Mapping workbench: {partner.name}",

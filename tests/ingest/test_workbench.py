@@ -109,7 +109,10 @@ def test_invalid_rows_show_their_problems_next_to_the_fields(admin_client, workb
     ]
     assert errors["moduleCount"]["type"] == ['"date" cannot fill moduleCount; use integer, decimal']
     assert errors["currency"]["default"] == ['"dollars" is not an ISO 4217 currency code']
-    assert errors["notes"]["options"] == ['Write the options as a JSON object, e.g. {"scale": 0.001}.']
+    assert errors["notes"]["options"] == [
+        "The options not json are not JSON: expecting value at column 1. Type string takes no options, leave the box "
+        "empty."
+    ]
     assert mapping_document_export(partner=partner) == CURRENT
 
 
@@ -283,13 +286,17 @@ def test_each_row_says_what_its_field_expects_and_preview_lands_on_its_results(a
 
     guides = {form["field"].value(): form.guide for form in response.context["formset"]}
     assert guides["systemSizeKw"] == {
-        "kind": "decimal",
-        "types": "integer, decimal",
+        "kind": "decimal; type integer or decimal",
         "allowed": None,
         "options": [
             '{"scale": 0.001}: watts to kilowatts',
             '{"scale": [0.001, 1]}: a scale for each of size_w || size_kw',
         ],
+        "examples": (
+            ('{"scale": 0.001}', ": watts to kilowatts"),
+            ('{"scale": [0.001, 1]}', ": a scale for each of size_w || size_kw"),
+        ),
+        "placeholder": '{"scale": 0.001}',
     }
     assert guides["status"]["allowed"].startswith("lead, proposal, contracted")
     assert guides["currency"]["allowed"] == "an ISO 4217 code, e.g. USD, EUR, AUD"

@@ -280,7 +280,10 @@ def test_preview_with_bad_options_shows_the_problem_and_no_results(admin_client,
     assert response.status_code == HTTPStatus.OK
     assert response.context["preview"] is None
     assert response.context["formset"][12].errors == {
-        "options": ['Write the options as a JSON object, e.g. {"scale": 0.001}.']
+        "options": [
+            "The options {\"scale\": 0.001 are not JSON: expecting ',' delimiter at column 16. Write a JSON object, "
+            'e.g. {"scale": 0.001}.'
+        ]
     }
     assert 'id="preview-results"' not in response.content.decode()
 
