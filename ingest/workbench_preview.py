@@ -33,7 +33,9 @@ class FieldPreview:
 
     @property
     def changed(self) -> bool:
-        return (self.current, _reason(self.current_issue)) != (self.edited, _reason(self.issue))
+        """Whether the value differs: one refused under both (or only under the edited rows) reads "—" either way,
+        and its refusal is shown beside it."""
+        return self.current != self.edited
 
 
 @dataclass(frozen=True)
@@ -53,10 +55,6 @@ class WorkbenchPreview:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def _reason(issue: dict | None) -> str | None:
-    return issue["reason"] if issue else None
 
 
 def _source_value(rule: FieldRule | None, data: Any) -> str | None:
