@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from ingest.mapping_documents import rules_from_document
 from ingest.models import MappingPublication, MappingVersion
 from ingest.normalization import normalize
+from ingest.plausibility import field_readings, plausibility_hints
 from partners.choices import Environment
 from partners.models import Partner
 from projects.canonical import CANONICAL_FIELDS, format_canonical
@@ -55,6 +56,7 @@ class PublishPreview:
     mapping_status_changes: list[tuple[str, str, int]] = field(default_factory=list)
     field_changes: list[tuple[str, int]] = field(default_factory=list)  # (field, projects), most first
     examples: list[dict] = field(default_factory=list)  # {"project", "changes": [(field, before, after)]}
+    hints: list[str] = field(default_factory=list)  # implausible values the version would store (unit mistakes)
     count_cap: int = PUBLISH_PREVIEW_COUNT_CAP
 
 
@@ -82,9 +84,11 @@ def mapping_publish_preview(
         sampled=len(latest),
     )
     rules = rules_from_document(version.document)
-    statuses, mapping_statuses, fields = Counter(), Counter(), Counter()
+    rules_by_field = {rule.field: rule for rule in rules}
+    statuses, mapping_statuses, fields, readings = Counter(), Counter(), Counter(), []
     for project in latest:
         result = normalize(project.source_data, rules)
+        readings.append((project.external_id, field_readings(project.source_data, result.values, rules_by_field)))
         changes = [
             (canonical.name, _display(getattr(project, canonical.attname)), _display(result.values[canonical.attname]))
             for canonical in CANONICAL_FIELDS
@@ -106,4 +110,5 @@ def mapping_publish_preview(
     preview.status_changes = [(before, after, count) for (before, after), count in statuses.most_common()]
     preview.mapping_status_changes = [(before, after, n) for (before, after), n in mapping_statuses.most_common()]
     preview.field_changes = fields.most_common()
+    preview.hints = plausibility_hints(results=readings, what="project")
     return preview

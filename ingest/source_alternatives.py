@@ -48,3 +48,20 @@ def search_alternatives(source: str, scales: Sequence, data: Any) -> tuple[Any, 
         if not is_false(value):
             return value, scale
     return value, scale  # every alternative is false: `||` gives the last one's value
+
+
+def alternative_index(source: str, data: Any) -> int:
+    """Which of the source's `||` alternatives `||` takes its value from over `data` (the last when all are false)."""
+    alternatives = source_alternatives(source)
+    return next(
+        (index for index, alternative in enumerate(alternatives) if not is_false(alternative.search(data))),
+        len(alternatives) - 1,
+    )
+
+
+def alternative_texts(source: str) -> tuple[str, ...]:
+    """The source's `||` alternatives as written, to name one in a message ("alternative 2" where the text does
+    not split plainly, as with a `||` inside a function's arguments)."""
+    count = len(source_alternatives(source))
+    parts = [part.strip().strip("()").strip() for part in source.split("||")]
+    return tuple(parts) if len(parts) == count else tuple(f"alternative {n}" for n in range(1, count + 1))

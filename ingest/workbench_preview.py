@@ -7,11 +7,11 @@ from typing import Any
 from ingest.issue_values import issue_value
 from ingest.models import RawPush
 from ingest.normalization import FieldRule, normalize, source_value
-from ingest.plausibility import PLAUSIBLE_RANGES, plausibility_hints
+from ingest.plausibility import field_readings, plausibility_hints
 from ingest.selectors import mapping_rules_for_partner, pushes_recent
 from partners.choices import Environment
 from partners.models import Partner
-from projects.canonical import CANONICAL_FIELDS, CANONICAL_FIELDS_BY_NAME, format_canonical
+from projects.canonical import CANONICAL_FIELDS, format_canonical
 
 
 @dataclass(frozen=True)
@@ -111,18 +111,5 @@ def mapping_preview_compare(
                 fields=fields,
             )
         )
-        results.append((push.external_id, _read_with_scales(push.data, after.values, edited_by_field)))
+        results.append((push.external_id, field_readings(push.data, after.values, edited_by_field)))
     return WorkbenchPreview(pushes=pushes, hints=plausibility_hints(results=results))
-
-
-def _read_with_scales(data: Any, values: dict, rules: dict[str, FieldRule]) -> dict[str, tuple[Any, Any]]:
-    """The edited values a plausibility hint looks at, each with the scale it was read with."""
-    read = {}
-    for field in PLAUSIBLE_RANGES:
-        if field in rules:
-            try:
-                scale = source_value(rules[field], data)[1].get("scale")
-            except Exception:  # the field's issue says why the expression failed; its value is None
-                scale = None
-            read[field] = (values[CANONICAL_FIELDS_BY_NAME[field].attname], scale)
-    return read

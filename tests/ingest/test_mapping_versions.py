@@ -234,3 +234,23 @@ def test_a_version_s_rules_are_cached_by_id_and_a_new_version_is_read_at_once(sa
     mapping_document_import(partner=partner, document=V2)
 
     assert push(sandbox_client, SANDBOX, "C-1", {"title": "Roof 2"})["city"] == "Bend"
+
+
+def test_the_publish_page_shows_the_plausibility_hints_of_the_values_it_would_store(
+    admin_client, sandbox_client, partner
+):
+    size = {"source": "size_kw", "type": "decimal"}
+    mapping_document_import(partner=partner, document={"fields": {"systemSizeKw": size}})  # sandbox and production
+    push(sandbox_client, SANDBOX, "S-1", {"size_kw": "12.4"})
+    mapping_document_import(partner=partner, document={"fields": {"systemSizeKw": {**size, "scale": 0.001}}})
+    url = reverse("admin:ingest_mappingversion_publish", args=[partner.pk, 2, SANDBOX])
+
+    response = admin_client.get(url)
+
+    assert response.status_code == HTTPStatus.OK
+    hint = (
+        "systemSizeKw 0.0124 kW is outside 0.5 kW to 10,000 kW: the source (12.4) is in kW already; remove the scale "
+        "0.001 to get 12.4 kW. (project S-1; 1 of 1 project(s) like it)"
+    )
+    assert response.context["preview"].hints == [hint]
+    assert f'<ul id="plausibility"><li>{hint}</li></ul>' in response.content.decode()

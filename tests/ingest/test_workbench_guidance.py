@@ -307,6 +307,6 @@ def test_a_hint_names_the_scale_of_the_alternative_the_value_came_from(
 
     assert response.status_code == HTTPStatus.OK
     assert response.context["preview"].hints == [
-        "systemSizeKw 0.0096 kW is outside 0.5 kW to 10,000 kW: the source (9.6) is in kW already; remove the scale "
-        "0.001 to get 9.6 kW. (push S-3; 1 of 4 push(es) like it)"
+        "systemSizeKw 0.0096 kW is outside 0.5 kW to 10,000 kW: it came from size_kw (9.6), in kW already; give each "
+        '|| alternative its own scale: {"scale": [1, 1]}. (push S-3; 1 of 4 push(es) like it)'
     ]
