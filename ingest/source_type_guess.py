@@ -4,6 +4,7 @@ A guess an operator checks in the preview, not a rule: the first type every valu
 row's canonical field can take.
 """
 
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -30,6 +31,10 @@ _KIND_FALLBACK = {"integer": "integer", "decimal": "decimal", "date": "date"}
 class TypeGuess:
     type: str
     options: dict = field(default_factory=dict)
+
+    @property
+    def options_json(self) -> str:
+        return json.dumps(self.options)
 
 
 def _is_number(value: Any) -> bool:

@@ -148,6 +148,7 @@ def test_an_operator_onboards_a_partner_in_the_browser(browser_page, live_server
     assert page.input_value("#row-systemSizeKw select") == "decimal"
     page.fill("#row-systemSizeKw textarea[name$=options]", '{"scale": 0.001}')
     page.click("#preview-button")
+    page.wait_for_selector("#preview")  # the click returns before the posted page has loaded
     top = page.evaluate("document.getElementById('preview').getBoundingClientRect().top")
     assert 0 <= top < 900, "the preview did not land on its results"
     headings = [heading.text_content() for heading in page.query_selector_all("#preview-results thead th")]

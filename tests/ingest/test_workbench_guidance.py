@@ -310,3 +310,15 @@ def test_a_hint_names_the_scale_of_the_alternative_the_value_came_from(
         "systemSizeKw 0.0096 kW is outside 0.5 kW to 10,000 kW: it came from size_kw (9.6), in kW already; give each "
         '|| alternative its own scale: {"scale": [1, 1]}. (push S-3; 1 of 4 push(es) like it)'
     ]
+
+
+def test_a_key_read_as_a_numeric_date_shows_the_pattern_that_reads_it(
+    admin_client, workbench, pushes, partner, make_project
+):
+    store(partner, make_project, SANDBOX, "S-2", {"Closing_Date": "03/01/2024"})
+    store(partner, make_project, SANDBOX, "S-3", {"Closing_Date": "04/15/2024"})
+
+    response = admin_client.get(workbench)
+
+    page = response.content.decode()
+    assert "<td>date <code>{&quot;formats&quot;: [&quot;%m/%d/%Y&quot;]}</code></td>" in page
