@@ -41,11 +41,15 @@ ONLY_FIELD = {"phone": "customerPhone", "email": "customerEmail"}
 _NAME_MIN_CHARS = 4  # a shorter key name ("id", "no") says too little to be matched inside a field name
 
 
-def takes(field: str, guessed: str) -> bool:
+def _holds(field: str, guessed: str) -> bool:
+    """Whether a field can hold a key read as `guessed` (a phone number or an e-mail address only its own field)."""
+    canonical = CANONICAL_FIELDS_BY_NAME[field]
+    return guessed in TYPES_FOR_KIND[canonical.kind] and ONLY_FIELD.get(guessed, field) == field
+
+
+def _belongs(field: str, guessed: str) -> bool:
     """Whether a field is where a key read as `guessed` belongs, when the operator picked no row."""
-    canonical = CANONICAL_FIELDS_BY_NAME.get(field)
-    if canonical is None:
-        return False
+    canonical = CANONICAL_FIELDS_BY_NAME[field]
     if guessed in ONLY_FIELD:
         return field == ONLY_FIELD[guessed]
     if guessed in ("date", "datetime"):
@@ -69,14 +73,14 @@ def fill_target(rows: list[dict], *, key_path: str, picked: str, guessed: str) -
     fields = [row["field"] for row in rows]
     if picked in fields:
         return fields.index(picked)
-    empty = [index for index, row in enumerate(rows) if not row["source"].strip() and not row["type"]]
+    empty = [
+        index
+        for index, row in enumerate(rows)
+        if not row["source"].strip() and not row["type"] and row["field"] in CANONICAL_FIELDS_BY_NAME
+    ]
     name = _name(key_path)
-    kinds = {field.name: field.kind for field in CANONICAL_FIELDS_BY_NAME.values()}
-    for index in empty:
-        field = fields[index]
-        if name and _named_like(field, name) and guessed in TYPES_FOR_KIND.get(kinds.get(field), ()):
-            return index
-    return next((index for index in empty if takes(fields[index], guessed)), None)
+    named = [index for index in empty if name and _named_like(fields[index], name) and _holds(fields[index], guessed)]
+    return named[0] if named else next((i for i in empty if _belongs(fields[i], guessed)), None)
 
 
 def row_fill(row: dict, *, key: DiscoveredKey) -> TypeGuess:

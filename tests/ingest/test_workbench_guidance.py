@@ -322,3 +322,14 @@ def test_a_key_read_as_a_numeric_date_shows_the_pattern_that_reads_it(
 
     page = response.content.decode()
     assert "<td>date <code>{&quot;formats&quot;: [&quot;%m/%d/%Y&quot;]}</code></td>" in page
+
+
+def test_a_key_named_like_a_text_field_but_holding_phone_numbers_goes_to_the_phone_row(
+    admin_client, workbench, pushes, partner, make_project
+):
+    store(partner, make_project, SANDBOX, "S-2", {"state": "+1 650 253 0000"})
+
+    response = admin_client.post(workbench, {**rows(), "fill": "state"})
+
+    assert shown_rows(response)["customerPhone"] == ("state", "phone", "")
+    assert "state" not in shown_rows(response)
