@@ -80,7 +80,7 @@ def test_preview_applies_unsaved_rows_to_the_last_pushes_and_saves_nothing(admin
         ("P-1", 1, "mapped", "partial", [
             ("name", "Roof 1", "Roof 1", "Roof 1", None, False),
             ("systemSizeKw", "lots", None, None, {"field": "systemSizeKw", "value": "lots", "reason": "not a number"},
-             True),
+             False),  # "—" before and after: refused, not changed
         ]),
         ("P-0", 1, "mapped", "mapped", [
             ("name", "Roof 0", "Roof 0", "Roof 0", None, False),
