@@ -146,6 +146,12 @@ def test_an_operator_onboards_a_partner_in_the_browser(browser_page, live_server
     assert page.input_value("#row-name select") == "string"
     assert page.input_value("#row-systemSizeKw input[name$=source]") == "deal.size_w"
     assert page.input_value("#row-systemSizeKw select") == "decimal"
+    page.fill("#row-systemSizeKw textarea[name$=options]", '{"scale": 0.001,}')  # a trailing comma
+    page.click("#preview-button")
+    page.wait_for_selector("#form-errors")  # refused: the summary is where the page opens, linking to the row
+    assert 0 <= page.evaluate("document.getElementById('form-errors').getBoundingClientRect().top") < 900
+    assert 'systemSizeKw: options: The options {"scale": 0.001,} are not JSON' in page.inner_text("#form-errors")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1366
     page.fill("#row-systemSizeKw textarea[name$=options]", '{"scale": 0.001}')
     page.click("#preview-button")
     page.wait_for_selector("#preview")  # the click returns before the posted page has loaded
