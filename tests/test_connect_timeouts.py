@@ -65,4 +65,5 @@ def test_a_silent_redis_fails_the_cache_call_after_the_timeout_set(silent_port, 
 
     error, waited = result.stdout.split()
     assert error == "TimeoutError", result.stderr
-    assert seconds <= float(waited) < seconds + 0.9
+    # Below the next case's timeout (so each run shows its own setting), with room for a busy machine's scheduling.
+    assert seconds <= float(waited) < seconds + 1.9
