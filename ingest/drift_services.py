@@ -1,5 +1,7 @@
 """Keeping the partner list's drift counts: stored whenever drift is computed, by the partner page or a refresh."""
 
+from datetime import datetime
+
 from django.utils import timezone
 
 from ingest.drift_selectors import EnvironmentDrift, source_key_drift
@@ -26,10 +28,23 @@ def source_key_drift_store(*, partner: Partner, environment: str, drift: Environ
     )
 
 
-def source_key_drift_refresh(*, partner_ids: list[int]) -> None:
-    """Compute and store both environments' drift of these partners. Idempotent; run by the background worker."""
+def source_key_drift_refresh(*, partner_ids: list[int], requested_at: datetime | None = None) -> None:
+    """Compute and store both environments' drift of these partners. Idempotent; run by the background worker.
+
+    `requested_at`: when the partner list asked; a count stored since is left alone, so the recounts a list
+    reloaded while stale asks for again cost one query once the first has run.
+    """
+    done = set()
+    if requested_at is not None:
+        done = set(
+            SourceKeyDrift.objects.filter(partner_id__in=partner_ids, computed_at__gte=requested_at).values_list(
+                "partner_id", "environment"
+            )
+        )
     for partner in Partner.objects.filter(pk__in=partner_ids):
         for environment in Environment:
+            if (partner.pk, environment) in done:
+                continue
             drift = source_key_drift(partner=partner, environment=environment)
             source_key_drift_store(partner=partner, environment=environment, drift=drift)
 

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html
 from django_tasks_db.models import DBTaskResult
 
@@ -67,7 +68,10 @@ class PartnerChangeList(ChangeList):
             partner.push_stats = stats[partner.pk]
             partner.drift = drift.get(partner.pk)
         if stale := [pk for pk, summary in drift.items() if summary.stale]:
-            transaction.on_commit(lambda: refresh_source_key_drift.enqueue(partner_ids=stale))
+            requested_at = timezone.now().isoformat()
+            transaction.on_commit(
+                lambda: refresh_source_key_drift.enqueue(partner_ids=stale, requested_at=requested_at)
+            )
 
 
 @admin.register(Partner)

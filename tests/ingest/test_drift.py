@@ -7,6 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from ingest.drift_services import source_key_drift_refresh
 from ingest.mapping_services import mapping_document_import, mapping_version_publish
@@ -199,3 +200,18 @@ def test_the_partner_list_s_queries_do_not_grow_with_the_partners(admin_client):
     assert len(response.context["cl"].result_list) == 6
     assert response.content.decode().count('<td class="field-drifting_keys">1 sandbox, 0 production</td>') == 6
     assert len(many) == len(few)
+
+
+def test_a_recount_asked_for_again_is_not_done_twice(admin_client, sandbox_client, partner):
+    mapping_document_import(partner=partner, document=DOCUMENT)
+    push(sandbox_client, SANDBOX, "1", {"title": "A", "a": 1})
+    asked = timezone.now()
+    source_key_drift_refresh(partner_ids=[partner.pk], requested_at=asked)
+    counted = SourceKeyDrift.objects.get(environment=SANDBOX)
+    push(sandbox_client, SANDBOX, "2", {"title": "B", "b": 2})
+
+    source_key_drift_refresh(partner_ids=[partner.pk], requested_at=asked)  # the same request, queued twice
+
+    assert SourceKeyDrift.objects.get(environment=SANDBOX).computed_at == counted.computed_at
+    source_key_drift_refresh(partner_ids=[partner.pk], requested_at=timezone.now())  # a later request
+    assert SourceKeyDrift.objects.get(environment=SANDBOX).keys == ["a", "b"]
