@@ -52,3 +52,60 @@ def hubspot_like_record(number: int) -> dict:
             "notes_last_contacted": "",
         }
     }
+
+
+def lua_record(number: int, counter: int) -> dict:
+    """The record bench/push.lua and bench/batch.lua send: deal `number`, the `counter`-th request's amount."""
+    return {
+        "id": f"HS-{number}",
+        "data": {
+            "properties": {
+                "dealname": f"Residence {number}",
+                "dealstage": "closedwon",
+                "firstname": "Ana",
+                "lastname": f"Smith{number}",
+                "email": f"Customer.{number}@Example.com",
+                "phone": f"(503) 421-{number % 10000:04d}",
+                "city": "Portland",
+                "state": "OR",
+                "system_size_w": str(4000 + number % 9000),
+                "panel_count": str(10 + number % 30),
+                "amount": f"{15000 + counter % 30000}.00",
+                "closedate": "1767225600000",
+                "hs_object_id": str(900000 + number),
+            }
+        },
+    }
+
+
+def baseline_table_create() -> None:
+    """The table bench/urls.py's bare upsert writes."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TABLE IF NOT EXISTS bench_baseline "
+            "(external_id text PRIMARY KEY, data jsonb, updated_at timestamptz)"
+        )
+
+
+def stamp_times_recorded() -> list[float]:
+    """Patches ingest.services so each change-clock stamp appends its perf_counter() to the returned list.
+
+    A push stamps its project in one statement with its write on PostgreSQL (change_stamp_write); a batch, or
+    SQLite, takes its stamps first (change_stamps_take).
+    """
+    from ingest import services
+
+    stamped_at: list[float] = []
+
+    def timed(stamping):
+        def timed_stamping(**kwargs):
+            stamped_at.append(time.perf_counter())
+            return stamping(**kwargs)
+
+        return timed_stamping
+
+    services.change_stamps_take = timed(services.change_stamps_take)
+    services.change_stamp_write = timed(services.change_stamp_write)
+    return stamped_at

@@ -17,7 +17,7 @@ import random
 import statistics
 import time
 
-import _setup  # noqa: F401  (sets Django up on DATABASE_URL)
+import _setup
 from django.conf import settings
 from django.core.management import call_command
 from django.test import Client
@@ -33,29 +33,6 @@ from webhooks.services import webhook_endpoint_create
 IDS = 2000
 
 
-def record(number: int, counter: int) -> dict:  # bench/batch.lua's record
-    return {
-        "id": f"HS-{number}",
-        "data": {
-            "properties": {
-                "dealname": f"Residence {number}",
-                "dealstage": "closedwon",
-                "firstname": "Ana",
-                "lastname": f"Smith{number}",
-                "email": f"Customer.{number}@Example.com",
-                "phone": f"(503) 421-{number % 10000:04d}",
-                "city": "Portland",
-                "state": "OR",
-                "system_size_w": str(4000 + number % 9000),
-                "panel_count": str(10 + number % 30),
-                "amount": f"{15000 + counter % 30000}.00",
-                "closedate": "1767225600000",
-                "hs_object_id": str(900000 + number),
-            }
-        },
-    }
-
-
 def poster(slug: str, *, endpoint: bool):
     partner, _ = Partner.objects.get_or_create(slug=slug, defaults={"name": slug})
     mapping_document_import(partner=partner, document=DEMO_MAPPING_DOCUMENT)
@@ -69,7 +46,9 @@ def poster(slug: str, *, endpoint: bool):
     client = Client(headers={"Authorization": f"Bearer {token}", "ClientID": key})
 
     def post(numbers: list[int], counter: int) -> None:
-        body = json.dumps({"records": [record(number, counter + index) for index, number in enumerate(numbers)]})
+        body = json.dumps(
+            {"records": [_setup.lua_record(number, counter + index) for index, number in enumerate(numbers)]}
+        )
         response = client.post("/sandbox/api/v1/externals/push/batch", body, content_type="application/json")
         assert response.status_code == 200, response.content
         assert all(result["status"] in (200, 201) for result in response.json()["results"])

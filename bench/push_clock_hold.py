@@ -35,19 +35,7 @@ def main() -> None:
     user, _ = User.objects.get_or_create(email="bench-clock@example.com", defaults={"partner": partner})
     client_id, _ = client_id_issue(partner=partner, environment="sandbox", label="bench")
 
-    stamped_at: list[float] = []
-
-    def timed(stamping):
-        def timed_stamping(**kwargs):
-            stamped_at.append(time.perf_counter())
-            return stamping(**kwargs)
-
-        return timed_stamping
-
-    # A push stamps its project in one statement with its write on PostgreSQL (change_stamp_write); a batch, or
-    # SQLite, takes its stamps first (change_stamps_take).
-    services.change_stamps_take = timed(services.change_stamps_take)
-    services.change_stamp_write = timed(services.change_stamp_write)
+    stamped_at = _setup.stamp_times_recorded()
 
     def push(number: int, amount: int) -> float:
         """Seconds from the stamp to the end of the commit."""

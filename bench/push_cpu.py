@@ -20,9 +20,8 @@ os.environ["ROOT_URLCONF"] = "bench.urls"  # the baseline's route beside the ser
 # Counted as push_load.py counts them, at limits no run reaches.
 os.environ["CLIENT_ID_RATE_LIMIT_PER_MINUTE"] = os.environ["CLIENT_ID_RECORD_LIMIT_PER_MINUTE"] = "1000000000"
 
-import _setup  # noqa: F401 (Django set up on DATABASE_URL)
+import _setup
 from django.core.management import call_command
-from django.db import connection
 from django.test import Client
 from push_load import partner_credentials
 
@@ -31,29 +30,7 @@ IDS = 2000
 
 def body(number: int, counter: int) -> str:
     """The body bench/push.lua sends."""
-    return json.dumps(
-        {
-            "id": f"HS-{number}",
-            "data": {
-                "properties": {
-                    "dealname": f"Residence {number}",
-                    "dealstage": "closedwon",
-                    "firstname": "Ana",
-                    "lastname": f"Smith{number}",
-                    "email": f"Customer.{number}@Example.com",
-                    "phone": f"(503) 421-{number % 10000:04d}",
-                    "city": "Portland",
-                    "state": "OR",
-                    "system_size_w": str(4000 + number % 9000),
-                    "panel_count": str(10 + number % 30),
-                    "amount": f"{15000 + counter % 30000}.00",
-                    "closedate": "1767225600000",
-                    "hs_object_id": str(900000 + number),
-                }
-            },
-        },
-        separators=(",", ":"),
-    )
+    return json.dumps(_setup.lua_record(number, counter), separators=(",", ":"))
 
 
 def cpu_ms_each(post, count: int) -> float:
@@ -133,11 +110,7 @@ def main() -> None:
     args = parser.parse_args()
 
     call_command("migrate", verbosity=0)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "CREATE TABLE IF NOT EXISTS bench_baseline "
-            "(external_id text PRIMARY KEY, data jsonb, updated_at timestamptz)"
-        )
+    _setup.baseline_table_create()
     token, key = partner_credentials("bench-push")
     client = Client(HTTP_HOST="127.0.0.1", HTTP_AUTHORIZATION=f"Bearer {token}", HTTP_CLIENTID=key)
 

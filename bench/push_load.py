@@ -79,11 +79,7 @@ def main() -> None:
     args = parser.parse_args()
 
     call_command("migrate", verbosity=0)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "CREATE TABLE IF NOT EXISTS bench_baseline "
-            "(external_id text PRIMARY KEY, data jsonb, updated_at timestamptz)"
-        )
+    _setup.baseline_table_create()
     token, key = partner_credentials("bench-push")
     spread = [partner_credentials(f"bench-push-{number}") for number in range(args.partners)]
     webhook_token, webhook_key = partner_credentials("bench-push-webhook")

@@ -62,19 +62,7 @@ def main() -> None:
         settings.WEBHOOK_ALLOW_PRIVATE_URLS = True  # nothing listens there
         webhook_endpoint_create(partner=partner, environment="sandbox", url="http://127.0.0.1:9/hooks")
 
-    stamped_at: list[float] = []
-
-    def timed(stamping):
-        def timed_stamping(**kwargs):
-            stamped_at.append(time.perf_counter())
-            return stamping(**kwargs)
-
-        return timed_stamping
-
-    # A push stamps its project in one statement with its write on PostgreSQL (change_stamp_write); a batch, or
-    # SQLite, takes its stamps first (change_stamps_take).
-    services.change_stamps_take = timed(services.change_stamps_take)
-    services.change_stamp_write = timed(services.change_stamp_write)
+    stamped_at = _setup.stamp_times_recorded()
     request = dispatch.drain_request
     enqueue_ms: list[float] = []
 
