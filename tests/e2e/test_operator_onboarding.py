@@ -16,6 +16,7 @@ import pytest
 from django.db import connections
 
 from partners.models import User
+from partners.services import partner_create
 from projects.models import Project
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -237,3 +238,80 @@ def test_an_operator_onboards_a_partner_in_the_browser(browser_page, live_server
     page.wait_for_selector("text=Production of Bright Roofs uses mapping version 1 from now on.")
     wait_for(lambda: api(base, live, headers=production)[1]["systemSizeKw"] == "5")
     assert "sandbox" in page.inner_text("#version-2") and "production" in page.inner_text("#version-1")
+
+
+SHAPES = [  # one deal from each CRM: HubSpot's properties, a Salesforce Opportunity, a flat Zoho record
+    {"id": "HS-1", "data": {"properties": {"dealname": "Lee Residence", "system_size_w": "9600"}}},
+    {"id": "0065g00000XyZabAAB", "data": {"Name": "Garcia Solar", "System_Size_kW__c": 7.2}},
+    {"id": "ZC-77", "data": {"Deal_Name": "Nguyen roof", "Size_W": "9,600", "Closing_Date": "03/01/2024"}},
+]
+
+
+def test_three_crm_shapes_in_one_mapping_a_scale_per_alternative(browser_page, live_server):
+    page, base = browser_page, live_server.url
+    partner = from_db(lambda: partner_create(name="Sunny Side EPC"))
+
+    # From the partner's checklist: its user and both keys, each step back on the checklist.
+    page.goto(base + f"/admin/partners/partner/{partner.pk}/change/")
+    page.click("#add-user")
+    page.fill("#id_email", "crm@bright.example")
+    page.fill("#id_password1", "crm-pass-2026!")
+    page.fill("#id_password2", "crm-pass-2026!")
+    page.click("input[name=_save]")
+    page.wait_for_selector("text=The user “crm@bright.example” was added to Sunny Side EPC.")
+    keys = {}
+    for environment in ["sandbox", "production"]:
+        page.click(f"text=Issue a {environment} key")
+        page.click("input[name=_save]")
+        page.wait_for_selector("#open-workbench")  # the checklist, the key shown above it
+        keys[environment] = page.inner_text("#issued-key")
+    sandbox = partner_headers(base, "/sandbox/api/v1/", keys["sandbox"])
+    for record in SHAPES:
+        assert api(base, "/sandbox/api/v1/externals/push", record, sandbox)[0] == 201
+
+    # One source reads the three shapes; one scale for all turns the Salesforce kW into 0.0072, and a hint says so.
+    page.click("#open-workbench")
+    rows = {
+        "name": ("properties.dealname || Name || Deal_Name", "string", ""),
+        "systemSizeKw": ("properties.system_size_w || System_Size_kW__c || Size_W", "decimal", '{"scale": 0.001}'),
+        "contractSignedDate": ("Closing_Date", "date", '{"formats": ["%m/%d/%Y"]}'),
+    }
+    for field, (source, kind, options) in rows.items():
+        page.fill(f"#row-{field} input[name$=source]", source)
+        page.select_option(f"#row-{field} select", kind)
+        page.fill(f"#row-{field} textarea[name$=options]", options)
+    page.click("#preview-button")
+    assert (
+        'it came from System_Size_kW__c (7.2), in kW already; give each || alternative its own scale: {"scale": '
+        "[0.001, 1, 0.001]}" in page.inner_text("#plausibility")
+    )
+    page.fill("#row-systemSizeKw textarea[name$=options]", '{"scale": [0.001, 1, 0.001]}')  # W, kW, W
+    page.click("#preview-button")
+    assert page.query_selector("#plausibility") is None
+    previewed = {row.inner_text() for row in page.query_selector_all("#preview-results tbody tr")}
+    assert {
+        "systemSizeKw changed\t9600\t—\t9.6",
+        "systemSizeKw changed\t7.2\t—\t7.2",
+        "systemSizeKw changed\t9,600\t—\t9.6",
+        "contractSignedDate changed\t03/01/2024\t—\t2024-03-01",
+    } <= previewed
+    page.click("#save-button")
+    page.wait_for_selector("text=Saved mapping version 1 for Sunny Side EPC (3 field(s)).")
+
+    # The partner list's bulk action clears it too: the same readiness warnings to confirm, one note.
+    page.goto(base + "/admin/partners/partner/")
+    page.check(f"input[name=_selected_action][value='{partner.pk}']")
+    page.select_option("select[name=action]", "clear_for_production")
+    page.click("button[name=index]")
+    assert "sandbox projects map cleanly" in page.inner_text("#selected-sunny-side-epc")
+    page.check("#selected-sunny-side-epc input[type=checkbox]")
+    page.fill("textarea[name=note]", "Three CRMs mapped; go-live agreed")
+    page.click("#apply-button")
+    page.wait_for_selector("text=Cleared for production: Sunny Side EPC.")
+    note = from_db(lambda: partner.clearance_events.get().note)
+    assert note == "Three CRMs mapped; go-live agreed"
+    production = partner_headers(base, "/api/v1/", keys["production"])
+    status, pushed = api(base, "/api/v1/externals/push", SHAPES[1], production)
+    assert (status, pushed["mappingStatus"]) == (201, "mapped")
+    project = api(base, f"/api/v1/integration/projects/{pushed['id']}", headers=production)[1]
+    assert (project["name"], project["systemSizeKw"]) == ("Garcia Solar", "7.2")
