@@ -19,11 +19,15 @@ from integration_service.admin import ExternalIdSearchMixin, ReadOnlyAdminMixin,
 class MappingVersionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """Versions are written by the workbench and import_mappings only; each partner's history page publishes them."""
 
-    list_display = ("partner", "number", "created_at", "created_by", "note", "field_total", "history")
+    list_display = ("partner", "number", "created_at", "by", "note", "field_total", "history")
     list_filter = ("partner",)
     list_select_related = ("partner", "created_by")
     search_fields = ("partner__name", "partner__slug", "note")
-    fields = readonly_fields = ("partner", "number", "created_at", "created_by", "note", "document_json")
+    fields = readonly_fields = ("partner", "number", "created_at", "by", "note", "document_json")
+
+    @admin.display(description="Created by", ordering="created_by__email")
+    def by(self, version: MappingVersion) -> str:
+        return str(version.created_by) if version.created_by else "(command)"  # import_mappings records no user
 
     @admin.display(description="Fields")
     def field_total(self, version: MappingVersion) -> int:

@@ -114,3 +114,11 @@ def test_a_project_page_is_named_by_the_crm_s_record_not_by_database_ids(admin_c
 
     assert "<h2>Roof (C-1, sandbox)</h2>" in response.content.decode()
     assert str(Project(external_id="C-2", environment=SANDBOX)) == "C-2 (sandbox)"
+
+
+def test_versions_imported_by_a_command_say_so_in_the_versions_list(admin_client, console):
+    listing = admin_client.get(reverse("admin:ingest_mappingversion_changelist"))
+    page = admin_client.get(reverse("admin:ingest_mappingversion_change", args=[console["mappingversion"]]))
+
+    assert '<td class="field-by">(command)</td>' in listing.content.decode()  # as the history page says; was "-"
+    assert '<div class="readonly">(command)</div>' in page.content.decode()
