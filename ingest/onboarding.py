@@ -2,8 +2,12 @@
 
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 
+from ingest.drift_selectors import EnvironmentDrift
 from ingest.mapping_selectors import mapping_publications
+from ingest.selectors import mapping_rules_of_version
+from ingest.services import NORMALIZED_ATTNAMES, project_normalization_outdated
 from partners.choices import Environment
 from partners.models import Partner
 from projects.canonical import CANONICAL_FIELDS, CANONICAL_FIELDS_BY_NAME
@@ -23,6 +27,8 @@ class EnvironmentHealth:
     environment: str
     version: int | None
     sampled: int
+    published_at: datetime | None = None  # when the environment's version was published
+    outdated: int = 0  # sampled projects stored before it that read otherwise under it: not reprocessed since
     statuses: list[tuple[str, int, int]] = field(default_factory=list)  # (mapping status, projects, percent)
     fill_rates: list[tuple[str, str, int]] = field(default_factory=list)  # (field, attname, percent filled)
     top_issues: list[tuple[str, str, int]] = field(default_factory=list)  # (field, reason, projects)
@@ -45,13 +51,21 @@ def environment_health(*, partner: Partner, environment: str, sample: int = HEAL
     projects = list(
         Project.objects.filter(partner=partner, environment=environment)
         .order_by("-updated_date", "-id")
-        .values("mapping_status", "issues", *attnames)[:sample]
+        .values("id", "updated_date", "mapping_status", "issues", *attnames)[:sample]
     )
     health = EnvironmentHealth(
-        environment=environment, version=publication.version.number if publication else None, sampled=len(projects)
+        environment=environment,
+        version=publication.version.number if publication else None,
+        sampled=len(projects),
+        published_at=publication.published_at if publication else None,
     )
     if not projects:
         return health
+    if publication:
+        health.outdated = _outdated_count(
+            version_id=publication.version_id,
+            project_ids=[project["id"] for project in projects if project["updated_date"] < publication.published_at],
+        )
     statuses = Counter(project["mapping_status"] for project in projects)
     health.statuses = [(status, count, round(100 * count / len(projects))) for status, count in statuses.most_common()]
     health.fill_rates = [
@@ -63,8 +77,19 @@ def environment_health(*, partner: Partner, environment: str, sample: int = HEAL
     return health
 
 
-def production_readiness(*, partner: Partner, sandbox: EnvironmentHealth) -> list[str]:
-    """What an operator should have seen before clearing the partner; empty when nothing is in the way."""
+def _outdated_count(*, version_id: int, project_ids: list) -> int:
+    """How many of these projects the version would normalize otherwise than stored. Only projects last written
+    before its publication can: a push since was normalized with it, and so was a reprocessing that changed them."""
+    rules = mapping_rules_of_version(version_id=version_id)
+    projects = Project.objects.filter(pk__in=project_ids).only("source_data", *NORMALIZED_ATTNAMES)
+    return sum(project_normalization_outdated(project=project, rules=rules) for project in projects)
+
+
+def production_readiness(
+    *, partner: Partner, sandbox: EnvironmentHealth, sandbox_drift: EnvironmentDrift | None
+) -> list[str]:
+    """What an operator should have seen before clearing the partner; empty when nothing is in the way.
+    `sandbox_drift`: the sandbox's drift as the page shows it (ingest/drift_selectors.py), not read again here."""
     warnings = []
     publications = mapping_publications(partner=partner)
     if not publications:
@@ -88,6 +113,11 @@ def production_readiness(*, partner: Partner, sandbox: EnvironmentHealth) -> lis
     missing = [name for name in ESSENTIAL_FIELDS if name not in mapped]
     if publications and missing:
         warnings.append(f"Not mapped in production: {', '.join(missing)}.")
+    if sandbox_drift and sandbox_drift.keys:
+        warnings.append(
+            f"{len(sandbox_drift.keys)} drifting source key(s) in the sandbox: new since mapping version "
+            f"{sandbox_drift.version} was published, and not mapped."
+        )
     if not partner.users.filter(is_active=True).exists():
         warnings.append("The partner has no active user to log in with.")
     return warnings

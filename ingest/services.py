@@ -1,3 +1,4 @@
+import copy
 import logging
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
@@ -80,6 +81,12 @@ def project_apply_normalization(*, project: Project, result: NormalizationResult
     project.mapping_status = result.mapping_status
     project.issues = result.issues
     return _normalized_state(project) != before
+
+
+def project_normalization_outdated(*, project: Project, rules: Sequence[FieldRule]) -> bool:
+    """Whether `rules` make other fields of the project's source data than it has stored; the project is untouched."""
+    result, _ = _normalized_or_failure(project, list(rules))
+    return project_apply_normalization(project=copy.copy(project), result=result)
 
 
 _PROJECT_STATE = ("id", "submitted_date", "updated_date", "source_data", *NORMALIZED_ATTNAMES)

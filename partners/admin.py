@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django_tasks_db.models import DBTaskResult
 
 from audit.selectors import audit_events_recent
@@ -47,10 +47,19 @@ class ProductionClearanceEventInline(admin.TabularInline):
     model = ProductionClearanceEvent
     extra = 0
     can_delete = False
-    fields = readonly_fields = ("action", "performed_by", "performed_at", "note", "readiness")
+    fields = readonly_fields = ("action", "performed_by", "performed_at", "note", "readiness_warnings")
 
     def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
+
+    @admin.display(description="Readiness")
+    def readiness_warnings(self, event: ProductionClearanceEvent) -> str:
+        if not event.readiness:
+            return "-"
+        return format_html(
+            '<ul class="readiness">{}</ul>',
+            format_html_join("", "<li>{}</li>", ((warning,) for warning in event.readiness)),
+        )
 
 
 class PartnerChangeList(ChangeList):
@@ -134,11 +143,15 @@ class PartnerAdmin(admin.ModelAdmin):
             if partner
             else []
         )
+        drift = partner_drift_shown(partner=partner) if partner else []
+        sandbox_drift = next((env for env in drift if env.environment == Environment.SANDBOX), None)
         extra_context = {
             **(extra_context or {}),
             "health": health,
-            "readiness": production_readiness(partner=partner, sandbox=health[0]) if partner else [],
-            "drift": partner_drift_shown(partner=partner) if partner else [],
+            "readiness": (
+                production_readiness(partner=partner, sandbox=health[0], sandbox_drift=sandbox_drift) if partner else []
+            ),
+            "drift": drift,
             "onboarding": partner_onboarding(partner=partner) if partner else None,
             "audit_events": audit_events_recent(partner=partner, limit=10) if partner else [],
         }

@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
+from ingest.drift_selectors import source_key_drift
 from ingest.onboarding import environment_health, production_readiness
 from partners.choices import Environment
 from partners.models import Partner
@@ -45,7 +46,8 @@ def partner_clear(request: HttpRequest, object_id: str, model_admin: admin.Model
         messages.info(request, f"{partner} is cleared for production already.")
         return HttpResponseRedirect(page)
     sandbox = environment_health(partner=partner, environment=Environment.SANDBOX)
-    warnings = production_readiness(partner=partner, sandbox=sandbox)
+    sandbox_drift = source_key_drift(partner=partner, environment=Environment.SANDBOX)
+    warnings = production_readiness(partner=partner, sandbox=sandbox, sandbox_drift=sandbox_drift)
     form = ClearanceForm(request.POST or None, warnings=warnings)
     if request.method == "POST" and form.is_valid():
         partner_clear_for_production(
@@ -112,9 +114,9 @@ def partners_clearance_selected(
             selected.append(SelectedPartner(partner=partner))
         else:
             sandbox = environment_health(partner=partner, environment=Environment.SANDBOX)
-            selected.append(
-                SelectedPartner(partner=partner, warnings=production_readiness(partner=partner, sandbox=sandbox))
-            )
+            sandbox_drift = source_key_drift(partner=partner, environment=Environment.SANDBOX)
+            warnings = production_readiness(partner=partner, sandbox=sandbox, sandbox_drift=sandbox_drift)
+            selected.append(SelectedPartner(partner=partner, warnings=warnings))
     targets = [item for item in selected if not item.skipped]
     form = SelectedClearanceForm(
         request.POST if "apply" in request.POST else None, selected=selected, note_required=revoke

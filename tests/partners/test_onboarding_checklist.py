@@ -4,8 +4,11 @@ from http import HTTPStatus
 
 import pytest
 from django.urls import reverse
+from django.utils.timezone import localtime
 
 from ingest.mapping_services import mapping_document_import
+from ingest.models import MappingPublication
+from ingest.services import projects_reprocess
 from partners.models import Partner, ProductionClearanceEvent
 from tests.conftest import SANDBOX, url
 
@@ -130,4 +133,87 @@ def test_clearing_is_for_operators_who_may_change_partners(client, django_user_m
     assert client.post(reverse("admin:partners_partner_clear", args=[partner.pk]), {"confirmed": "on"}).status_code == (
         HTTPStatus.FORBIDDEN
     )
+    assert not Partner.objects.get(pk=partner.pk).is_cleared_for_production
+
+
+def health_heading(text, environment):
+    start = text.index(f'id="health-{environment}"')
+    return text[text.index("<h3>", start) + 4 : text.index("</h3>", start)]
+
+
+def test_health_says_when_stored_projects_predate_the_version_and_links_the_reprocessing(
+    admin_client, sandbox_client, partner
+):
+    mapping_document_import(partner=partner, document=DOCUMENT)
+    push(sandbox_client, "1", {"title": "A", "stage": "lead", "town": "Bend", "mail": "a@example.com"})
+    push(sandbox_client, "2", {"title": "B", "stage": "won", "mail": "b@example.com"})
+    emails = {"fields": {**DOCUMENT["fields"], "customerEmail": {"source": "mail", "type": "string"}}}
+    version = mapping_document_import(partner=partner, document=emails)
+    published = MappingPublication.objects.get(partner=partner, environment="sandbox").published_at
+    push(sandbox_client, "3", {"title": "C", "stage": "won", "mail": "c@example.com"})
+
+    text = admin_client.get(reverse("admin:partners_partner_change", args=[partner.pk])).content.decode()
+
+    assert health_heading(text, "sandbox") == "Sandbox: 3 project(s), 2 stored under an earlier mapping version"
+    reprocess = f"/admin/ingest/reprocessrun/add/?partner={partner.pk}&amp;environment=sandbox"
+    assert (
+        f'<p id="outdated-sandbox">2 of the 3 project(s) were stored before mapping version {version.number} was '
+        f"published ({localtime(published):%Y-%m-%d %H:%M}) and read otherwise under it: the shares below are "
+        f'theirs as stored. <a href="{reprocess}">Reprocess the sandbox\'s projects</a> to apply version 2.</p>'
+    ) in text
+    assert "customerEmail</code> 33%" in text
+    form = admin_client.get(reverse("admin:ingest_reprocessrun_add"), {"partner": partner.pk, "environment": "sandbox"})
+    assert form.context["adminform"].form.initial == {"partner": str(partner.pk), "environment": "sandbox"}
+
+    projects_reprocess(partner=partner, environment="sandbox")
+    text = admin_client.get(reverse("admin:partners_partner_change", args=[partner.pk])).content.decode()
+
+    assert health_heading(text, "sandbox") == "Sandbox, mapping version 2: 3 project(s)"
+    assert 'id="outdated-sandbox"' not in text
+    assert "customerEmail</code> 100%" in text
+
+
+def test_a_project_stored_before_the_version_that_reads_the_same_under_it_is_not_outdated(
+    admin_client, sandbox_client, partner
+):
+    mapping_document_import(partner=partner, document=DOCUMENT)
+    push(sandbox_client, "1", {"title": "A", "stage": "lead", "town": "Bend"})
+    mapping_document_import(
+        partner=partner, document={"fields": {**DOCUMENT["fields"], "notes": {"source": "memo", "type": "string"}}}
+    )
+
+    text = admin_client.get(reverse("admin:partners_partner_change", args=[partner.pk])).content.decode()
+
+    assert health_heading(text, "sandbox") == "Sandbox, mapping version 2: 1 project(s)"
+    assert 'id="outdated-sandbox"' not in text
+
+
+def test_the_clearance_history_lists_the_warnings_and_the_clear_page_has_its_own_title(admin_client, user, partner):
+    clear = reverse("admin:partners_partner_clear", args=[partner.pk])
+
+    summary = admin_client.get(clear)
+    admin_client.post(clear, {"note": "", "confirmed": "on"})
+    text = admin_client.get(reverse("admin:partners_partner_change", args=[partner.pk])).content.decode()
+
+    assert "<title>Clear Sunrise Solar EPC for production? | Integration admin</title>" in summary.content.decode()
+    assert (
+        '<ul class="readiness"><li>The partner has no mappings: production projects would all be unmapped.</li>'
+        "<li>No sandbox pushes yet: nothing shows the mappings work.</li></ul>"
+    ) in text
+    assert '["The partner' not in text
+
+
+def test_drifting_sandbox_keys_are_a_warning_to_confirm(admin_client, user, sandbox_client, partner):
+    mapping_document_import(partner=partner, document=DOCUMENT)
+    push(sandbox_client, "1", {"title": "A", "stage": "lead", "town": "Bend", "mail": "a@example.com", "kw": "9"})
+    clear = reverse("admin:partners_partner_clear", args=[partner.pk])
+
+    summary = admin_client.get(clear)
+    page = admin_client.get(reverse("admin:partners_partner_change", args=[partner.pk]))
+    refused = admin_client.post(clear, {"note": ""})
+
+    warning = "2 drifting source key(s) in the sandbox: new since mapping version 1 was published, and not mapped."
+    assert summary.context["warnings"] == [warning]
+    assert page.context["readiness"] == [warning]
+    assert refused.context["form"].errors == {"confirmed": ["Confirm the warnings, or deal with them first."]}
     assert not Partner.objects.get(pk=partner.pk).is_cleared_for_production
