@@ -171,6 +171,8 @@ def mapping_workbench(request: HttpRequest, partner_id: int, model_admin: admin.
         "partner": partner,
         "formset": formset,
         "filled": filled,
+        # A drift link's key, marked and scrolled to when the page opens (not after a preview, which shows #preview).
+        "asked_key": request.GET.get("key") if request.method == "GET" else None,
         "preview": preview,
         "preview_pushes": PREVIEW_PUSHES,
         "discovery": sample,

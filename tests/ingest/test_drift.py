@@ -16,6 +16,7 @@ from partners.models import Partner
 from partners.services import partner_create
 from projects.models import Project
 from tests.conftest import PRODUCTION, SANDBOX, url
+from tests.ingest.test_workbench import rows
 
 pytestmark = pytest.mark.django_db
 
@@ -74,7 +75,8 @@ def test_a_key_new_since_the_publication_and_unmapped_is_shown_with_first_seen_p
     assert (sandbox.version, sandbox.pushes_read, sandbox.capped) == (1, 2, False)
     text = response.content.decode()
     workbench = reverse("admin:ingest_mappingversion_workbench", args=[partner.pk])
-    assert f'href="{workbench}#discovery" title="fill a row from emails[*].type in the source keys"' in text
+    link = f"{workbench}?key=emails%5B%2A%5D.type#key-emails%5B%2A%5D.type"
+    assert f'href="{link}" title="fill a row from emails[*].type in the source keys"' in text
     assert "<code>roof.tilt</code>" in text
     assert drifting(response, PRODUCTION) == []  # production got version 1 too, and has no pushes
 
@@ -215,3 +217,21 @@ def test_a_recount_asked_for_again_is_not_done_twice(admin_client, sandbox_clien
     assert SourceKeyDrift.objects.get(environment=SANDBOX).computed_at == counted.computed_at
     source_key_drift_refresh(partner_ids=[partner.pk], requested_at=timezone.now())  # a later request
     assert SourceKeyDrift.objects.get(environment=SANDBOX).keys == ["a", "b"]
+
+
+def test_the_drift_link_marks_its_key_in_the_workbench_s_source_keys(admin_client, sandbox_client, partner):
+    mapping_document_import(partner=partner, document=DOCUMENT)
+    push(sandbox_client, SANDBOX, "1", {"title": "A", "roof": {"tilt": 30}, "Email": "a@example.com"})
+    workbench = reverse("admin:ingest_mappingversion_workbench", args=[partner.pk])
+    assert f'href="{workbench}?key=Email#key-Email"' in page(admin_client, partner).content.decode()
+
+    response = admin_client.get(workbench, {"key": "Email"})
+
+    assert response.status_code == HTTPStatus.OK
+    text = response.content.decode()
+    assert '<tr id="key-Email" class="asked">' in text
+    assert '<tr id="key-roof.tilt">' in text
+    assert text.count('class="asked"') == 1
+    previewed = admin_client.post(f"{workbench}?key=Email", {"action": "preview", **rows()})
+    assert previewed.status_code == HTTPStatus.OK
+    assert 'class="asked"' not in previewed.content.decode()
