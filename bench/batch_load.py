@@ -93,6 +93,7 @@ def main() -> None:
             memory[f"after {name}"] = workers_rss_mib(server)
     finally:
         server.terminate()
+        server.wait(timeout=30)  # its last requests finish before the clean-up below
         WebhookEndpoint.objects.filter(partner=partner).delete()  # the next run starts without one
 
     print(f"\n{args.connections} connections, {args.seconds} s each, gunicorn.conf.py workers, {os.cpu_count()} cores")

@@ -148,6 +148,7 @@ def main() -> None:
             print(f"{name:40s} {p50:8.1f} {p95:8.1f} {max(latencies):8.1f}", flush=True)
     finally:
         server.terminate()
+        server.wait(timeout=30)  # its last requests finish before the clean-up below
 
     everything = project_list(partner_id=big.pk, environment="sandbox", filters={})
     month = project_list(partner_id=big.pk, environment="sandbox", filters={"updatedDate": "btw:2024-06-01_2024-06-30"})

@@ -139,6 +139,7 @@ def main() -> None:
         }
     finally:
         server.terminate()
+        server.wait(timeout=30)  # its last requests finish before the clean-up below
 
     setup = f"gunicorn -c gunicorn.conf.py, WORKERS={args.workers} THREADS={args.threads}, {os.cpu_count()} cores"
     print(f"\n{args.connections} connections, {args.seconds} s each, {setup}")
