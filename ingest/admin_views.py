@@ -1,6 +1,7 @@
 """The mapping workbench: an operator edits, previews, imports and exports a partner's field mappings."""
 
 import json
+from http import HTTPStatus
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
@@ -8,13 +9,15 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html
+from django.utils.text import get_text_list
 
 from ingest import discovery
 from ingest.forms import MappingDocumentUploadForm, MappingRowFormSet, workbench_document, workbench_initial
 from ingest.mapping_documents import MappingDocumentInvalid, document_ordered, parse_mapping_document
 from ingest.mapping_selectors import mapping_publications, mapping_version_get
-from ingest.mapping_services import mapping_document_import
+from ingest.mapping_services import MappingBaseStale, mapping_document_import, mapping_rows_save
 from ingest.models import MappingVersion, ReprocessRun
 from ingest.selectors import DISCOVERY_MAX_BYTES, mapping_rules_for_partner, source_key_discovery
 from ingest.source_type_guess import source_type_guess
@@ -109,6 +112,56 @@ def _fill(request: HttpRequest, partner: Partner, discovery: discovery.Discovery
     return rows, rows[target]["field"]
 
 
+def _posted_base(text: str) -> int | None:
+    """The version a workbench form's rows were loaded from: None for none (an empty field), 0 for text that names
+    no version (numbers start at 1)."""
+    return (int(text) if text.isdigit() else 0) if text else None
+
+
+def _saved_by(version: MappingVersion) -> str:
+    who = version.created_by or "a command"
+    note = f": {version.note}" if version.note else ""
+    return f"by {who} at {timezone.localtime(version.created_at):%Y-%m-%d %H:%M}{note}"
+
+
+def _rows_save(request: HttpRequest, partner: Partner, document: dict, *, posted: str) -> MappingVersion:
+    note = request.POST.get("note", "").strip()[: MappingVersion._meta.get_field("note").max_length]
+    base = _posted_base(posted)
+    return mapping_rows_save(partner=partner, document=document, base=base, created_by=request.user, note=note)
+
+
+def _stale(partner: Partner, error: MappingBaseStale, *, posted: str) -> dict:
+    """The refusal at the top of the page, and the newest version a "save anyway" goes over (None: no such offer)."""
+    return {"note": _stale_note(partner, error, posted), "newest": error.newest if error.newer else None}
+
+
+def _stale_note(partner: Partner, stale: MappingBaseStale, posted: str) -> str:
+    """Why a save was refused: the newer versions, who saved them and when, and the diff of what they changed."""
+    if not stale.newer:
+        newest = f"the newest is {stale.newest}" if stale.newest else "it has none"
+        return format_html(
+            "Nothing was saved: the form's base version “{}” is not a version of this partner ({})."
+            " Reload the workbench to edit the newest version.",
+            posted,
+            newest,
+        )
+    base = f"version {stale.base}" if stale.base else "no version"
+    if len(stale.newer) == 1:
+        saved = f"version {stale.newest} was saved ({_saved_by(stale.newer[0])}). Saving would undo its changes."
+    else:
+        numbers = get_text_list([str(version.number) for version in stale.newer], "and")
+        who = "; ".join(f"{version.number} {_saved_by(version)}" for version in stale.newer)
+        saved = f"versions {numbers} were saved ({who}). Saving would undo their changes."
+    history = reverse("admin:ingest_mappingversion_partner_history", args=[partner.pk])
+    return format_html(
+        'Nothing was saved: these rows were loaded from {}, and since then {} <a href="{}?a={}&amp;b={}#diff">See what '
+        "changed from {} to version {}</a>. Tick “Save anyway over version {}” by the Save button to make these "
+        'rows the next version, or <a href="{}">reload the workbench</a> to edit version {} (your edits are lost).',
+        base, saved, history, stale.base or 0, stale.newest, base, stale.newest, stale.newest,
+        _workbench_url(partner), stale.newest,
+    )  # fmt: skip
+
+
 def _row_errors(formset: MappingRowFormSet) -> list[tuple[str, list[str]]]:
     """Each row in error with its messages, as "box: message", for the summary at the top of the page."""
     return [
@@ -125,7 +178,8 @@ def mapping_workbench(request: HttpRequest, partner_id: int, model_admin: admin.
     if action == "import":
         return _import(request, partner)
     publications = mapping_publications(partner=partner)
-    preview, filled, rules = None, None, None
+    preview, filled, rules, stale = None, None, None, None
+    base = request.POST.get("base_version", "") if request.method == "POST" else None
     if request.method == "POST" and "fill" in request.POST:
         sample = source_key_discovery(partner=partner, sample=DISCOVERY_SAMPLE)
         rows, filled = _fill(request, partner, sample)
@@ -135,11 +189,12 @@ def mapping_workbench(request: HttpRequest, partner_id: int, model_admin: admin.
         if formset.is_valid():
             document = workbench_document(formset)
             if action == "save":
-                note = request.POST.get("note", "").strip()[: MappingVersion._meta.get_field("note").max_length]
-                version = mapping_document_import(
-                    partner=partner, document=document, created_by=request.user, note=note
-                )
-                return _saved(request, partner, version)
+                posted = request.POST.get("save_over") or base
+                try:
+                    return _saved(request, partner, _rows_save(request, partner, document, posted=posted))
+                except MappingBaseStale as error:
+                    stale = _stale(partner, error, posted=posted)
+        if formset.is_valid() and stale is None:
             rules = parse_mapping_document(document)
             preview = mapping_preview_compare(
                 partner=partner,
@@ -148,6 +203,8 @@ def mapping_workbench(request: HttpRequest, partner_id: int, model_admin: admin.
                 versions={environment: p.version.number for environment, p in publications.items()},
             )
     else:
+        sandbox = publications.get(Environment.SANDBOX)
+        base = str(sandbox.version.number) if sandbox else ""
         formset = MappingRowFormSet(
             initial=workbench_initial(
                 mapping_rules_for_partner(partner_id=partner.pk, environment=Environment.SANDBOX)
@@ -167,6 +224,8 @@ def mapping_workbench(request: HttpRequest, partner_id: int, model_admin: admin.
         "refused_action": "saved" if action == "save" else "previewed",
         "opts": MappingVersion._meta,
         "publications": publications,
+        "base_version": base,
+        "stale": stale,
         "title": f"Mapping workbench: {partner.name}",
         "partner": partner,
         "formset": formset,
@@ -187,7 +246,8 @@ def mapping_workbench(request: HttpRequest, partner_id: int, model_admin: admin.
         "reprocess_url": reverse("admin:ingest_reprocessrun_add") + f"?partner={partner.pk}",
         "active_runs": ReprocessRun.objects.filter(partner=partner, status__in=["queued", "running"]).count(),
     }
-    return TemplateResponse(request, "admin/ingest/workbench.html", context)
+    status = HTTPStatus.CONFLICT if stale else HTTPStatus.OK
+    return TemplateResponse(request, "admin/ingest/workbench.html", context, status=status)
 
 
 def mapping_export(request: HttpRequest, partner_id: int, model_admin: admin.ModelAdmin) -> JsonResponse:

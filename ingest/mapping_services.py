@@ -41,18 +41,19 @@ def mapping_version_publish(
     return publication
 
 
-@transaction.atomic
-def mapping_document_import(
-    *, partner: Partner, document: Any, created_by: User | None = None, note: str = ""
-) -> MappingVersion:
-    """A new version of the partner's mappings from a whole document, published to the sandbox.
+class MappingBaseStale(Exception):
+    """A workbench save whose rows were loaded from a version that is no longer the partner's newest: saving them
+    would silently undo the newer versions' changes (a lost update), so nothing was saved.
 
-    Raises MappingDocumentInvalid, and changes nothing, when the document has problems. Production keeps its
-    version until an operator promotes one, except for a partner not yet cleared for production whose production
-    has no version yet: it gets this one too, so its first mappings are the same on both sides.
+    `newer` are the versions saved since `base`, oldest first; empty when `base` is no version of the partner.
     """
-    rules = parse_mapping_document(document)
-    partner = Partner.objects.select_for_update().get(pk=partner.pk)  # one numbering at a time per partner
+
+    def __init__(self, *, base: int | None, newer: list[MappingVersion], newest: int | None) -> None:
+        super().__init__(f"version {base} is not the newest ({newest})")
+        self.base, self.newer, self.newest = base, newer, newest
+
+
+def _version_create(*, partner: Partner, rules: list, created_by: User | None, note: str) -> MappingVersion:
     last = MappingVersion.objects.filter(partner=partner).aggregate(last=Max("number"))["last"] or 0
     version = MappingVersion.objects.create(
         partner=partner, number=last + 1, document=mapping_document(rules), note=note, created_by=created_by
@@ -71,3 +72,39 @@ def mapping_document_import(
     if production_empty and not partner.is_cleared_for_production:
         mapping_version_publish(version=version, environment=Environment.PRODUCTION, published_by=created_by)
     return version
+
+
+@transaction.atomic
+def mapping_document_import(
+    *, partner: Partner, document: Any, created_by: User | None = None, note: str = ""
+) -> MappingVersion:
+    """A new version of the partner's mappings from a whole document, published to the sandbox.
+
+    Raises MappingDocumentInvalid, and changes nothing, when the document has problems. Production keeps its
+    version until an operator promotes one, except for a partner not yet cleared for production whose production
+    has no version yet: it gets this one too, so its first mappings are the same on both sides. An import replaces
+    the whole document by intent, so it is based on no version and never refused as stale.
+    """
+    rules = parse_mapping_document(document)
+    partner = Partner.objects.select_for_update().get(pk=partner.pk)  # one numbering at a time per partner
+    return _version_create(partner=partner, rules=rules, created_by=created_by, note=note)
+
+
+@transaction.atomic
+def mapping_rows_save(
+    *, partner: Partner, document: Any, base: int | None, created_by: User | None = None, note: str = ""
+) -> MappingVersion:
+    """The workbench's rows as a new version, as mapping_document_import, if `base`, the version they were loaded
+    from (None: no version), is still the partner's newest; else raises MappingBaseStale and saves nothing.
+
+    The check and the numbering happen under one lock on the partner row: of two saves on one base, one wins.
+    """
+    rules = parse_mapping_document(document)
+    partner = Partner.objects.select_for_update().get(pk=partner.pk)
+    versions = MappingVersion.objects.filter(partner=partner).select_related("created_by")
+    newest = versions.aggregate(last=Max("number"))["last"]
+    if base != newest:
+        known = base is None or versions.filter(number=base).exists()
+        newer = list(versions.filter(number__gt=base or 0).order_by("number")) if known else []
+        raise MappingBaseStale(base=base, newer=newer, newest=newest)
+    return _version_create(partner=partner, rules=rules, created_by=created_by, note=note)

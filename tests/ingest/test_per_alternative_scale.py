@@ -329,7 +329,7 @@ def workbench(partner):
 def test_the_workbench_saves_a_scale_per_alternative_and_shows_it_again(admin_client, workbench, partner):
     size = {"source": "size_w || size_kw", "type": "decimal", "options": '{"scale": [0.001, 1]}'}
 
-    admin_client.post(workbench, {**rows(systemSizeKw=size), "action": "save"})
+    admin_client.post(workbench, {**rows(systemSizeKw=size), "base_version": "1", "action": "save"})
     shown = admin_client.get(workbench).context["formset"]
 
     assert mapping_document_export(partner=partner) == WATTS_OR_KILOWATTS
@@ -339,7 +339,7 @@ def test_the_workbench_saves_a_scale_per_alternative_and_shows_it_again(admin_cl
         "decimal",
         '{"scale": [0.001, 1]}',
     )
-    admin_client.post(workbench, {**rows(systemSizeKw=size), "action": "save"})  # as shown, saved again
+    admin_client.post(workbench, {**rows(systemSizeKw=size), "base_version": "2", "action": "save"})  # as shown
     assert mapping_document_export(partner=partner) == WATTS_OR_KILOWATTS
 
 

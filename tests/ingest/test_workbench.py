@@ -124,9 +124,8 @@ def test_save_makes_a_new_version_for_the_sandbox_only_and_offers_to_promote(adm
         "currency": {"source": "cur", "type": "string", "default": "USD", "required": "on"},
     }
 
-    response = admin_client.post(
-        workbench, {**rows(**changes), "action": "save", "note": " status from the deal stage "}, follow=True
-    )
+    edited = {**rows(**changes), "base_version": "1", "note": " status from the deal stage "}
+    response = admin_client.post(workbench, {**edited, "action": "save"}, follow=True)
 
     assert response.redirect_chain == [(workbench, HTTPStatus.FOUND)]
     saved = {

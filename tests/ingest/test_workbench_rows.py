@@ -160,7 +160,7 @@ def test_a_default_on_a_row_left_not_mapped_is_refused_on_that_row(admin_client,
 def test_a_constant_source_with_a_default_is_saved(admin_client, workbench):
     edited = rows(currency={"source": "'USD'", "type": "string", "default": "USD"})
 
-    response = admin_client.post(workbench, {**edited, "action": "save"})
+    response = admin_client.post(workbench, {**edited, "base_version": "1", "action": "save"})
 
     assert response.status_code == HTTPStatus.FOUND
     assert MappingVersion.objects.get(number=2).document["fields"]["currency"] == {
