@@ -335,6 +335,28 @@ def projects_reprocess(
     )
 
 
+def projects_reprocess_from_command(
+    *,
+    partner: Partner,
+    environment: str | None = None,
+    batch_size: int = 250,
+    on_progress: Callable[[int, int], Any] | None = None,
+) -> ReprocessSummary:
+    """projects_reprocess run in a command's own process, recorded in the audit log with its result."""
+    summary = projects_reprocess(
+        partner=partner, environment=environment, batch_size=batch_size, on_progress=on_progress
+    )
+    scope = Environment(environment).label.lower() if environment else "both environments"
+    audit_record(
+        partner=partner,
+        action=AuditAction.REPROCESS_REQUESTED,
+        actor=None,
+        summary=f"Reprocessing of {scope} ran from a command: {summary.total} project(s), {summary.changed} changed",
+        failed=summary.failed,
+    )
+    return summary
+
+
 @transaction.atomic
 def reprocess_run_request(*, partner: Partner, environment: str = "", requested_by: User | None) -> ReprocessRun:
     """Queue a background reprocessing of the partner's projects; the worker picks it up once this commits."""

@@ -168,3 +168,20 @@ def test_events_of_commands_say_so_in_the_admin(admin_client, partner):
 
     assert '<td class="field-by">(command)</td>' in listing.content.decode()  # as on the partner page; was "-"
     assert '<div class="readonly">(command)</div>' in page.content.decode()
+
+
+def test_reprocessing_by_a_command_is_recorded_with_its_result(partner, make_project):
+    mapping_document_import(partner=partner, document=DOCUMENT)
+    make_project(partner=partner, environment="sandbox", external_id="CRM-1", source_data={"title": "Lee"})
+    AuditEvent.objects.all().delete()
+
+    call_command("reprocess", "sunrise", "--env", "sandbox", stdout=StringIO(), stderr=StringIO())
+    call_command("publish_mappings", "sunrise", "--env", "sandbox", stdout=StringIO(), stderr=StringIO())
+    call_command("publish_mappings", "sunrise", "--env", "sandbox", "--no-reprocess", stdout=StringIO())
+
+    assert events(partner) == [
+        ("reprocess_requested", "Reprocessing of sandbox ran from a command: 1 project(s), 1 changed", None),
+        ("mapping_version_published", "Sandbox uses mapping version 1 (was version 1)", None),
+        ("reprocess_requested", "Reprocessing of sandbox ran from a command: 1 project(s), 0 changed", None),
+        ("mapping_version_published", "Sandbox uses mapping version 1 (was version 1)", None),
+    ]

@@ -6,7 +6,7 @@ from tqdm import tqdm
 from ingest.management.base import MappingVersionCommand
 from ingest.mapping_selectors import mapping_version_get
 from ingest.mapping_services import mapping_version_publish
-from ingest.services import projects_reprocess
+from ingest.services import projects_reprocess_from_command
 from partners.choices import Environment
 from partners.management.base import partner_or_error
 
@@ -43,5 +43,5 @@ class Command(MappingVersionCommand):
                 bar.total = total
                 bar.update(done - bar.n)
 
-            summary = projects_reprocess(partner=partner, environment=env, on_progress=progress)
+            summary = projects_reprocess_from_command(partner=partner, environment=env, on_progress=progress)
         self.stdout.write(f"Reprocessed {summary.total} {env} project(s); {summary.changed} changed.")

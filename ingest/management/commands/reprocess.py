@@ -3,7 +3,7 @@ import sys
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from ingest.services import projects_reprocess
+from ingest.services import projects_reprocess_from_command
 from partners.choices import Environment
 from partners.management.base import partner_or_error
 
@@ -25,7 +25,9 @@ class Command(BaseCommand):
                 bar.total = total
                 bar.update(done - bar.n)
 
-            summary = projects_reprocess(partner=partner, environment=env, batch_size=batch_size, on_progress=progress)
+            summary = projects_reprocess_from_command(
+                partner=partner, environment=env, batch_size=batch_size, on_progress=progress
+            )
         report = f"Reprocessed {summary.total} project(s) of '{partner.slug}'; {summary.changed} changed"
         if summary.failed:
             more = ", …" if summary.failed > len(summary.failed_examples) else ""
