@@ -9,7 +9,7 @@ from django.urls import reverse
 from ingest.forms import FIELD_GUIDES, MappingRowForm
 from ingest.mapping_services import mapping_document_import
 from ingest.models import MappingVersion
-from projects.canonical import CANONICAL_FIELDS
+from tests.ingest.test_workbench import rows
 
 pytestmark = pytest.mark.django_db
 
@@ -18,17 +18,6 @@ pytestmark = pytest.mark.django_db
 def workbench(partner):
     mapping_document_import(partner=partner, document={"fields": {"name": {"source": "title", "type": "string"}}})
     return reverse("admin:ingest_mappingversion_workbench", args=[partner.pk])
-
-
-def rows(**changes: dict) -> dict:
-    data = {"rows-TOTAL_FORMS": str(len(CANONICAL_FIELDS)), "rows-INITIAL_FORMS": str(len(CANONICAL_FIELDS))}
-    for index, field in enumerate(CANONICAL_FIELDS):
-        row = {"field": field.name, "source": "", "type": "", "options": "", "default": ""}
-        if field.name == "name":
-            row.update(source="title", type="string")
-        row.update(changes.get(field.name, {}))
-        data.update({f"rows-{index}-{key}": value for key, value in row.items()})
-    return data
 
 
 def placeholders(response) -> dict:
