@@ -13,8 +13,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from ingest.models import RawPush
-from ingest.selectors import mapping_rules_for_partner
-from ingest.services import NORMALIZED_ATTNAMES, PushResult, project_apply_push, pushed_projects_write, raw_push_row
+from ingest.services import (
+    NORMALIZED_ATTNAMES,
+    PushContext,
+    PushResult,
+    project_apply_push,
+    push_rules,
+    pushed_projects_write,
+    raw_push_row,
+)
 from integration_service.errors import ServiceError
 from integration_service.rows import instance_from_row, rows_insert, rows_insert_or_lock, rows_select_in
 from partners.models import ClientId, User
@@ -74,19 +81,24 @@ def _projects_lock_or_create(*, key: dict, external_ids: list[str]) -> tuple[dic
 
 @transaction.atomic
 def push_batch_receive(
-    *, client_id: ClientId, user: User, environment: str, records: Sequence[BatchRecord]
+    *,
+    client_id: ClientId,
+    user: User,
+    environment: str,
+    records: Sequence[BatchRecord],
+    context: PushContext | None = None,
 ) -> list[PushResult | RecordRefused]:
     """Store each record as a single push would, in one transaction; one result per record, in order: its
     PushResult, or RecordRefused where a single push of it would have been refused (nothing of it stored).
 
     The same id twice is applied twice, in order: the second record's result reflects the first. A project gets
     one updatedDate however many of the batch's records change it; a result shows it from the first record that
-    changed the project on, and the project's earlier updatedDate before that.
+    changed the project on, and the project's earlier updatedDate before that. `context`: as for push_receive.
     """
     if not records:
         return []
     partner_id = client_id.partner_id
-    rules = mapping_rules_for_partner(partner_id=partner_id, environment=environment)
+    rules = push_rules(partner_id=partner_id, environment=environment, context=context)
     key = {"partner_id": partner_id, "environment": environment}
     projects, created_ids = _projects_lock_or_create(key=key, external_ids=list({r.external_id: 0 for r in records}))
     received_at = timezone.now()
@@ -128,7 +140,13 @@ def push_batch_receive(
         Project.objects.filter(pk__in=unused).delete()
     changed = list(changed_projects.values())
     created = [project for project in changed if project.external_id in created_ids]
-    pushed_projects_write(partner_id=partner_id, environment=environment, changed=changed, created=created)
+    pushed_projects_write(
+        partner_id=partner_id,
+        environment=environment,
+        changed=changed,
+        created=created,
+        has_webhook_endpoints=context is None or context.has_webhook_endpoints,
+    )
     for result in stamped_results:
         final = changed_projects[result.project.external_id]
         result.project.submitted_date = final.submitted_date

@@ -199,6 +199,14 @@ class PushContext:
     has_webhook_endpoints: bool
 
 
+def push_rules(*, partner_id: int, environment: str, context: PushContext | None) -> list[FieldRule]:
+    """The rules a push or a batch normalizes with: those of the version the request's caller look-up read, or,
+    without a context, of the version the environment uses now."""
+    if context is None:
+        return mapping_rules_for_partner(partner_id=partner_id, environment=environment)
+    return mapping_rules_of_version(version_id=context.mapping_version_id)
+
+
 @transaction.atomic
 def push_receive(
     *,
@@ -218,10 +226,7 @@ def push_receive(
     create, raw push, change clock, project) after the request's one look-up of its caller.
     """
     partner_id = client_id.partner_id
-    if context is None:
-        rules = mapping_rules_for_partner(partner_id=partner_id, environment=environment)
-    else:
-        rules = mapping_rules_of_version(version_id=context.mapping_version_id)
+    rules = push_rules(partner_id=partner_id, environment=environment, context=context)
     key = {"partner_id": partner_id, "environment": environment, "external_id": external_id}
     project, created = _project_lock_or_create(key=key)
     changed = project_apply_push(project=project, data=data, rules=rules) or created

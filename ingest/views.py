@@ -74,10 +74,7 @@ class PushView(APIView):
             external_id=serializer.validated_data["id"],
             data=serializer.validated_data["data"],
             body=body.text,
-            context=PushContext(
-                mapping_version_id=request.caller.mapping_version_id,
-                has_webhook_endpoints=request.caller.has_webhook_endpoints,
-            ),
+            context=_push_context(request),
         )
         push_observed(
             environment=environment,
@@ -113,7 +110,13 @@ class PushBatchView(APIView):
         records = [item.record for item in read if item.record is not None]
         client_id_records_take(request=request, count=len(records))
         stored = iter(
-            push_batch_receive(client_id=request.client_id, user=request.user, environment=environment, records=records)
+            push_batch_receive(
+                client_id=request.client_id,
+                user=request.user,
+                environment=environment,
+                records=records,
+                context=_push_context(request),
+            )
         )
         answer = PushResponseSerializer()  # one for all results: it only writes them
         results = []
@@ -138,3 +141,9 @@ class PushBatchView(APIView):
                     issue_fields=[issue["field"] for issue in result.project.issues],
                 )
         return Response({"results": results})
+
+
+def _push_context(request: Request) -> PushContext:
+    """What the request's one look-up of its caller (partners/authentication.py) already read for a push."""
+    caller = request.caller
+    return PushContext(mapping_version_id=caller.mapping_version_id, has_webhook_endpoints=caller.has_webhook_endpoints)
