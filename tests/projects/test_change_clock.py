@@ -115,7 +115,7 @@ def test_a_stamped_write_of_a_row_that_is_gone_fails_loudly_and_stamps_nothing(p
     assert not ChangeClock.objects.exists()
 
 
-@pytest.mark.skipif(connection.vendor == "postgresql", reason="the refusal elsewhere")
+@pytest.mark.skipif(connection.vendor == "postgresql", reason="PostgreSQL runs the statement: the tests above")
 def test_one_statement_for_stamp_and_write_is_refused_outside_postgresql(partner, make_project):
     project = make_project(partner, external_id="A")
 
