@@ -6,6 +6,7 @@ from datetime import datetime
 
 from ingest.discovery import discover_keys
 from ingest.mapping_documents import rules_from_document
+from ingest.mapping_selectors import mapping_publications
 from ingest.models import MappingPublication, RawPush, SourceKeyDrift
 from ingest.selectors import pushes_within_budget
 from partners.models import Partner
@@ -39,9 +40,7 @@ def source_key_drift(*, partner: Partner, environment: str, sample: int = DRIFT_
     Known before the publication means: in the latest `sample` pushes received up to it, which is what the
     workbench showed when the version was made. Both sides are read within discovery's limits.
     """
-    publication = (
-        MappingPublication.objects.filter(partner=partner, environment=environment).select_related("version").first()
-    )
+    publication = mapping_publications(partner=partner).get(environment)
     if publication is None:
         return None
     pushes = RawPush.objects.filter(partner=partner, environment=environment)
@@ -57,7 +56,7 @@ def source_key_drift(*, partner: Partner, environment: str, sample: int = DRIFT_
         published_at=publication.published_at,
         pushes_read=len(rows),
         capped=discovered.capped or within < sampled,
-        latest_push_at=pushes.order_by("-received_at").values_list("received_at", flat=True).first(),
+        latest_push_at=rows[-1][0] if rows else _latest_push_at(pushes),
     )
     if not rows:
         return drift
@@ -103,3 +102,7 @@ def partner_drift_summaries(*, partner_ids: list[int], latest_pushes: dict[int, 
             and drift.latest_push_at == latest_pushes.get(partner_id, {}).get(environment)
         )
     return summaries
+
+
+def _latest_push_at(pushes) -> datetime | None:
+    return pushes.order_by("-received_at").values_list("received_at", flat=True).first()

@@ -43,18 +43,17 @@ def source_key_drift_refresh(*, partner_ids: list[int], requested_at: datetime |
         )
     for partner in Partner.objects.filter(pk__in=partner_ids):
         for environment in Environment:
-            if (partner.pk, environment) in done:
-                continue
-            drift = source_key_drift(partner=partner, environment=environment)
-            source_key_drift_store(partner=partner, environment=environment, drift=drift)
+            if (partner.pk, environment) not in done:
+                _drift_recount(partner=partner, environment=environment)
 
 
 def partner_drift_shown(*, partner: Partner) -> list[EnvironmentDrift]:
     """Each environment's drift, computed for the partner page and stored for the partner list on the way."""
-    shown = []
-    for environment in Environment:
-        drift = source_key_drift(partner=partner, environment=environment)
-        source_key_drift_store(partner=partner, environment=environment, drift=drift)
-        if drift is not None:
-            shown.append(drift)
-    return shown
+    drifts = (_drift_recount(partner=partner, environment=environment) for environment in Environment)
+    return [drift for drift in drifts if drift is not None]
+
+
+def _drift_recount(*, partner: Partner, environment: str) -> EnvironmentDrift | None:
+    drift = source_key_drift(partner=partner, environment=environment)
+    source_key_drift_store(partner=partner, environment=environment, drift=drift)
+    return drift

@@ -53,8 +53,15 @@ class MappingBaseStale(Exception):
         self.base, self.newer, self.newest = base, newer, newest
 
 
-def _version_create(*, partner: Partner, rules: list, created_by: User | None, note: str) -> MappingVersion:
-    last = MappingVersion.objects.filter(partner=partner).aggregate(last=Max("number"))["last"] or 0
+def _newest_number(partner: Partner) -> int | None:
+    return MappingVersion.objects.filter(partner=partner).aggregate(last=Max("number"))["last"]
+
+
+def _version_create(
+    *, partner: Partner, last: int | None, rules: list, created_by: User | None, note: str
+) -> MappingVersion:
+    """Version `last` + 1 (the partner's newest number, read under the partner row's lock), published."""
+    last = last or 0
     version = MappingVersion.objects.create(
         partner=partner, number=last + 1, document=mapping_document(rules), note=note, created_by=created_by
     )
@@ -87,7 +94,7 @@ def mapping_document_import(
     """
     rules = parse_mapping_document(document)
     partner = Partner.objects.select_for_update().get(pk=partner.pk)  # one numbering at a time per partner
-    return _version_create(partner=partner, rules=rules, created_by=created_by, note=note)
+    return _version_create(partner=partner, last=_newest_number(partner), rules=rules, created_by=created_by, note=note)
 
 
 @transaction.atomic
@@ -102,9 +109,9 @@ def mapping_rows_save(
     rules = parse_mapping_document(document)
     partner = Partner.objects.select_for_update().get(pk=partner.pk)
     versions = MappingVersion.objects.filter(partner=partner).select_related("created_by")
-    newest = versions.aggregate(last=Max("number"))["last"]
+    newest = _newest_number(partner)
     if base != newest:
         known = base is None or versions.filter(number=base).exists()
         newer = list(versions.filter(number__gt=base or 0).order_by("number")) if known else []
         raise MappingBaseStale(base=base, newer=newer, newest=newest)
-    return _version_create(partner=partner, rules=rules, created_by=created_by, note=note)
+    return _version_create(partner=partner, last=newest, rules=rules, created_by=created_by, note=note)

@@ -14,7 +14,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from ingest.drift_selectors import source_key_drift
-from ingest.onboarding import environment_health, production_readiness
+from ingest.onboarding import EnvironmentHealth, environment_health, production_readiness
 from partners.choices import Environment
 from partners.models import Partner
 from partners.services import partner_clear_for_production, partner_revoke_production_clearance
@@ -45,9 +45,7 @@ def partner_clear(request: HttpRequest, object_id: str, model_admin: admin.Model
     if partner.is_cleared_for_production:
         messages.info(request, f"{partner} is cleared for production already.")
         return HttpResponseRedirect(page)
-    sandbox = environment_health(partner=partner, environment=Environment.SANDBOX)
-    sandbox_drift = source_key_drift(partner=partner, environment=Environment.SANDBOX)
-    warnings = production_readiness(partner=partner, sandbox=sandbox, sandbox_drift=sandbox_drift)
+    sandbox, warnings = _sandbox_readiness(partner)
     form = ClearanceForm(request.POST or None, warnings=warnings)
     if request.method == "POST" and form.is_valid():
         partner_clear_for_production(
@@ -113,9 +111,7 @@ def partners_clearance_selected(
         elif revoke:
             selected.append(SelectedPartner(partner=partner))
         else:
-            sandbox = environment_health(partner=partner, environment=Environment.SANDBOX)
-            sandbox_drift = source_key_drift(partner=partner, environment=Environment.SANDBOX)
-            warnings = production_readiness(partner=partner, sandbox=sandbox, sandbox_drift=sandbox_drift)
+            _, warnings = _sandbox_readiness(partner)
             selected.append(SelectedPartner(partner=partner, warnings=warnings))
     targets = [item for item in selected if not item.skipped]
     form = SelectedClearanceForm(
@@ -148,3 +144,10 @@ def partners_clearance_selected(
         "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
     }
     return TemplateResponse(request, "admin/partners/partner/clearance_selected.html", context)
+
+
+def _sandbox_readiness(partner: Partner) -> tuple[EnvironmentHealth, list[str]]:
+    """The sandbox's health now, and the readiness warnings of clearing `partner` that follow from it and its drift."""
+    sandbox = environment_health(partner=partner, environment=Environment.SANDBOX)
+    sandbox_drift = source_key_drift(partner=partner, environment=Environment.SANDBOX)
+    return sandbox, production_readiness(partner=partner, sandbox=sandbox, sandbox_drift=sandbox_drift)
