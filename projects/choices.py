@@ -19,3 +19,19 @@ class MappingStatus(models.TextChoices):
     UNMAPPED = "unmapped", "Unmapped (no mappings yet)"
     PARTIAL = "partial", "Partial (issues or required fields missing)"
     MAPPED = "mapped", "Mapped cleanly"
+
+
+class PlatformStage(models.TextChoices):
+    """Where the platform has the project (CONTRACT §13): written only by the platform, never by a push."""
+
+    SITE_SURVEY = "site_survey"
+    DESIGN = "design"
+    PERMITTING = "permitting"
+    PROCUREMENT = "procurement"
+    INSTALLATION = "installation"
+    INSPECTION = "inspection"
+    INTERCONNECTION = "interconnection"
+    PTO = "pto", "PTO"
+    COMPLETED = "completed"
+    ON_HOLD = "on_hold", "On hold"
+    CANCELLED = "cancelled"

@@ -6,7 +6,7 @@ from django.utils import timezone
 from partners.choices import Environment
 from partners.models import Partner
 from projects.canonical import DECIMAL_MAX_DIGITS, DECIMAL_PLACES
-from projects.choices import MappingStatus, ProjectStatus
+from projects.choices import MappingStatus, PlatformStage, ProjectStatus
 
 
 class ProjectQuerySet(models.QuerySet):
@@ -63,6 +63,22 @@ class Project(models.Model):
     install_date = models.DateField(null=True, blank=True)
     sales_rep = _text()
     notes = models.TextField(null=True, blank=True)
+
+    # CONTRACT §12: a deleted project keeps everything; a later push of its id restores it.
+    deleted_date = models.DateTimeField(null=True, blank=True, help_text="When the CRM deleted it; empty if live.")
+
+    # CONTRACT §13: written by the platform only (platform_api/), never by a push; pulled under "platform".
+    platform_stage = models.CharField(max_length=20, choices=PlatformStage.choices, null=True, blank=True)
+    platform_site_survey_date = models.DateField(null=True, blank=True)
+    platform_design_completed_date = models.DateField(null=True, blank=True)
+    platform_permit_submitted_date = models.DateField(null=True, blank=True)
+    platform_permit_approved_date = models.DateField(null=True, blank=True)
+    platform_install_scheduled_date = models.DateField(null=True, blank=True)
+    platform_install_completed_date = models.DateField(null=True, blank=True)
+    platform_inspection_passed_date = models.DateField(null=True, blank=True)
+    platform_pto_date = models.DateField(null=True, blank=True)
+    platform_note = models.TextField(max_length=2000, null=True, blank=True)
+    platform_updated_date = models.DateTimeField(null=True, blank=True, help_text="Last platform write that changed.")
 
     objects = ProjectQuerySet.as_manager()
 
