@@ -25,6 +25,7 @@ from ingest.services import (
 from integration_service.errors import ServiceError
 from integration_service.rows import instance_from_row, rows_insert, rows_insert_or_lock, rows_select_in
 from partners.models import ClientId, User
+from projects.change_log import change_stamps_reserve
 from projects.models import Project
 
 _PROJECT_KEY = ("partner_id", "environment", "external_id")
@@ -97,10 +98,12 @@ def push_batch_receive(
     """
     if not records:
         return []
+    external_ids = list({record.external_id: 0 for record in records})
+    stamps = change_stamps_reserve(count=len(external_ids))  # before the first write: projects/change_log.py
     partner_id = client_id.partner_id
     rules = push_rules(partner_id=partner_id, environment=environment, context=context)
     key = {"partner_id": partner_id, "environment": environment}
-    projects, created_ids = _projects_lock_or_create(key=key, external_ids=list({r.external_id: 0 for r in records}))
+    projects, created_ids = _projects_lock_or_create(key=key, external_ids=external_ids)
     received_at = timezone.now()
     results: list[PushResult | RecordRefused] = []
     changed_projects: dict[str, Project] = {}
@@ -145,6 +148,7 @@ def push_batch_receive(
         environment=environment,
         changed=changed,
         created=created,
+        stamps=stamps,
         has_webhook_endpoints=context is None or context.has_webhook_endpoints,
     )
     for result in stamped_results:

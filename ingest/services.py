@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -17,11 +17,11 @@ from ingest.merge_patch import merge_patch
 from ingest.models import RawPush, ReprocessRun
 from ingest.normalization import FieldRule, NormalizationResult, normalize
 from ingest.selectors import mapping_rules_for_partner, mapping_rules_of_version
-from integration_service.rows import instance_from_row, row_insert, row_update_statement, rows_select, rows_update
+from integration_service.rows import instance_from_row, row_insert, rows_select, rows_update
 from partners.choices import Environment
 from partners.models import ClientId, Partner, User
 from projects.canonical import CANONICAL_ATTNAMES
-from projects.change_clock import STAMP_SQL, change_stamp_write, change_stamps_take
+from projects.change_log import change_stamps_reserve
 from projects.choices import MappingStatus
 from projects.models import Project
 from projects.totals import projects_changed
@@ -128,34 +128,17 @@ def project_apply_push(*, project: Project, data: dict, rules: list[FieldRule]) 
 
 def projects_write_stamped(
     *,
-    partner_id: int,
-    environment: str,
     projects: list[Project],
     attnames: Sequence[str],
+    stamps: Sequence[datetime],
     created: Collection[Project] = (),
 ) -> None:
-    """Write changed projects of one partner environment with new updatedDates: its transaction's last writes.
-    `created`: those of the projects that are new, and were submitted at their first updatedDate.
-
-    The stamps come from the partner environment's change clock (projects/change_clock.py), which stays locked
-    until the transaction ends: whatever the transaction still has to do after this holds every other writer of
-    this partner environment, so keep it short.
-    """
-    if len(projects) == 1 and connection.vendor == "postgresql":  # a push: one statement takes it and writes it
-        (project,) = projects
-        stamped = ("updated_date", "submitted_date") if project in created else ("updated_date",)
-        expressions = dict.fromkeys(stamped, STAMP_SQL)
-        update_sql, update_params = row_update_statement(
-            Project, instance=project, attnames=("updated_date", *attnames), expressions=expressions
-        )
-        stamp = change_stamp_write(
-            partner_id=partner_id, environment=environment, update_sql=update_sql, update_params=update_params
-        )
-        for attname in stamped:
-            setattr(project, attname, stamp)
-        return
-    stamps = change_stamps_take(partner_id=partner_id, environment=environment, count=len(projects))
-    for project, stamp in zip(projects, stamps, strict=True):
+    """Write changed projects with new updatedDates, one each from `stamps`, which the transaction reserved before
+    its first write (projects/change_log.py). `created`: those of the projects that are new, and were submitted at
+    their first updatedDate."""
+    if len(stamps) < len(projects):
+        raise RuntimeError(f"{len(projects)} changed projects but {len(stamps)} stamps reserved.")
+    for project, stamp in zip(projects, stamps, strict=False):
         project.updated_date = stamp
         if project in created:
             project.submitted_date = stamp
@@ -168,6 +151,7 @@ def pushed_projects_write(
     environment: str,
     changed: list[Project],
     created: Collection[Project],
+    stamps: Sequence[datetime],
     has_webhook_endpoints: bool = True,
 ) -> None:
     """The last writes of a push or a batch push: the projects it changed (`created` among them), with their
@@ -180,9 +164,7 @@ def pushed_projects_write(
     endpoints = []
     if has_webhook_endpoints:
         endpoints = project_event_endpoints(partner_id=partner_id, environment=environment)
-    projects_write_stamped(
-        partner_id=partner_id, environment=environment, projects=changed, attnames=_PROJECT_WRITE, created=created
-    )
+    projects_write_stamped(projects=changed, attnames=_PROJECT_WRITE, stamps=stamps, created=created)
     projects_changed(partner_id=partner_id, environment=environment, created=bool(created))
     project_events_record(
         endpoints=endpoints, partner_id=partner_id, environment=environment, projects=changed, created=created
@@ -222,9 +204,10 @@ def push_receive(
     `context`: what the request already read; without it, the mapping version and the endpoints are read here.
 
     This is the service's hot path (every save in every partner's CRM): its statements go through
-    integration_service/rows.py rather than the ORM's compiler, four of them whatever the payload (lock or
-    create, raw push, change clock, project) after the request's one look-up of its caller.
+    integration_service/rows.py rather than the ORM's compiler, four of them whatever the payload (the
+    stamp's reservation, lock or create, raw push, project) after the request's one look-up of its caller.
     """
+    stamps = change_stamps_reserve(count=1)  # before the first write: projects/change_log.py
     partner_id = client_id.partner_id
     rules = push_rules(partner_id=partner_id, environment=environment, context=context)
     key = {"partner_id": partner_id, "environment": environment, "external_id": external_id}
@@ -248,6 +231,7 @@ def push_receive(
         environment=environment,
         changed=[project] if changed else [],
         created=[project] if created else [],
+        stamps=stamps,
         has_webhook_endpoints=context is None or context.has_webhook_endpoints,
     )
     return PushResult(project=project, created=created, changed=changed)
@@ -286,8 +270,8 @@ def projects_reprocess(
     written in one transaction, so a concurrent push to the same project waits instead of being overwritten. Rows
     are locked in (environment, external id) order, the order a batch push locks its rows in, so the two wait for
     each other instead of deadlocking (ingest/batch_services.py). Only projects whose
-    normalized fields change get a new updatedDate, consecutive stamps taken after the batch is normalized: the
-    partner environment's other writers wait only while the batch's rows are written (hence batches of 250).
+    normalized fields change get a new updatedDate, from stamps the batch's transaction reserves first
+    (projects/change_log.py); unused ones are skipped.
     """
     rules = {env: mapping_rules_for_partner(partner_id=partner.pk, environment=env) for env in Environment.values}
     projects = Project.objects.filter(partner=partner)
@@ -299,6 +283,7 @@ def projects_reprocess(
     last = None
     while True:
         with transaction.atomic():
+            stamps = iter(change_stamps_reserve(count=batch_size))  # before the batch's first write (its lock)
             batch_query = projects.order_by("environment", "external_id").only(
                 "id", "environment", "external_id", "submitted_date", "source_data", *NORMALIZED_ATTNAMES
             )  # submitted_date: a change event's project body has it
@@ -318,10 +303,9 @@ def projects_reprocess(
             for environment_updated, projects_updated in sorted(updated.items()):
                 endpoints = project_event_endpoints(partner_id=partner.pk, environment=environment_updated)
                 projects_write_stamped(
-                    partner_id=partner.pk,
-                    environment=environment_updated,
                     projects=projects_updated,
                     attnames=NORMALIZED_ATTNAMES,
+                    stamps=[next(stamps) for _ in projects_updated],
                 )
                 projects_changed(partner_id=partner.pk, environment=environment_updated, created=False)
                 project_events_record(

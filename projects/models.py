@@ -80,6 +80,9 @@ class Project(models.Model):
     platform_note = models.TextField(max_length=2000, null=True, blank=True)
     platform_updated_date = models.DateTimeField(null=True, blank=True, help_text="Last platform write that changed.")
 
+    # PostgreSQL: the transaction that wrote the latest updatedDate, set by a trigger (projects/change_log.py).
+    change_xid = models.BigIntegerField(default=0, editable=False)
+
     objects = ProjectQuerySet.as_manager()
 
     class Meta:
@@ -108,17 +111,11 @@ class Project(models.Model):
         return f"{self.external_id} ({self.environment})"
 
 
-class ChangeClock(models.Model):
-    """The last updatedDate handed out to a project of one partner's environment (projects/change_clock.py).
+class ChangeStampCounter(models.Model):
+    """SQLite only: the last updatedDate handed out, as microseconds since the epoch (projects/change_log.py).
+    PostgreSQL hands stamps out from the sequence projects_change_stamp_seq instead."""
 
-    Every write that changes projects locks this row as its last statement and holds it until commit, so
-    updatedDates are unique and in the order their changes become visible: what makes `gt:` pulls exact.
-    """
-
-    pk = models.CompositePrimaryKey("partner", "environment")
-    partner = models.ForeignKey(Partner, on_delete=models.CASCADE, related_name="+", db_index=False)  # the key leads
-    environment = models.CharField(max_length=10, choices=Environment.choices)
-    last_stamp = models.BigIntegerField(help_text="Microseconds since the Unix epoch, UTC.")
+    last_stamp = models.BigIntegerField()
 
     def __str__(self) -> str:
-        return f"{self.partner_id}, {self.environment}: {self.last_stamp}"
+        return str(self.last_stamp)

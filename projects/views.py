@@ -6,6 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from integration_service.openapi import problem_responses
+from projects.change_log import followers_visible
 from projects.filters import ORDERING_CHOICES
 from projects.pagination import page_of
 from projects.selectors import project_get, project_list
@@ -102,7 +103,13 @@ class ProjectListView(APIView):
             environment=environment,
             filters=params,
         )
-        page = page_of(projects, **paging.validated_data, total=total)
+        following = params.get("ordering") == "updatedDate"  # the order a follower pages in (CONTRACT §6)
+        if following:
+            # Served up to the change log's horizon, so that a follower never passes a change that is still
+            # committing (projects/change_log.py). Rows past it are the newest: they can only be missing from the
+            # end, so pages are found from the front. The total counts every committed match.
+            projects = followers_visible(projects)
+        page = page_of(projects, **paging.validated_data, total=total, seek_from_end=not following)
         page["items"] = ProjectSerializer(page["items"], many=True, context={"exclude": excluded}).data
         return Response(page)
 

@@ -20,7 +20,6 @@ from integration_service.rows import (
     instance_from_row,
     row_converted,
     row_insert,
-    row_update_statement,
     rows_insert,
     rows_insert_or_lock,
     rows_select,
@@ -316,31 +315,6 @@ def test_update_writes_the_named_columns_only(project):
         "issues": [],
         "notes": "line one\nline two",
     }
-
-
-def test_an_update_statement_sets_its_expressions_and_writes_the_other_columns_as_rows_update_does(project):
-    project.name = "Renamed"
-    project.system_size_kw = Decimal("9.6")
-    project.notes = "not written"
-
-    sql, params = row_update_statement(
-        Project, instance=project, attnames=["name", "system_size_kw", "city"], expressions={"city": "'From SQL'"}
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        assert cursor.rowcount == 1
-
-    assert orm_values(project, ["name", "system_size_kw", "city", "notes"]) == {
-        "name": "Renamed",
-        "system_size_kw": Decimal("9.6"),
-        "city": "From SQL",
-        "notes": "line one\nline two",
-    }
-
-
-def test_an_update_statement_refuses_fields_the_orm_fills_in_pre_save(db):
-    with pytest.raises(ValueError, match="pre_save"):
-        row_update_statement(StampedOnSave, instance=StampedOnSave(pk=1), attnames=["updated_at"], expressions={})
 
 
 def test_a_hand_written_read_converts_columns_as_rows_select_does(project):

@@ -182,8 +182,7 @@ _PROJECT_EVENT_TYPES = (EventType.PROJECT_CREATED, EventType.PROJECT_UPDATED)
 
 
 def project_event_endpoints(*, partner_id: int, environment: str) -> list[dict]:
-    """The endpoints to tell about this partner environment's project changes: one indexed look-up, made before
-    the change clock is locked (projects/change_clock.py), so the clock is not held for it."""
+    """The endpoints to tell about this partner environment's project changes: one indexed look-up."""
     endpoints = endpoints_subscribed(partner_id=partner_id, environment=environment)
     return [endpoint for endpoint in endpoints if set(endpoint["event_types"]) & set(_PROJECT_EVENT_TYPES)]
 
