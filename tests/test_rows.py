@@ -117,6 +117,7 @@ def test_insert_writes_what_the_orm_reads_back(partner):
         "system_size_kw": Decimal("12.345678"),
         "module_count": 30,
         "install_date": datetime.date(2026, 5, 1),
+        "change_xid": 0,  # not null; PostgreSQL's trigger writes the inserting transaction's
     }
 
     assert row_insert(Project, values=values) is True
@@ -142,6 +143,7 @@ def test_text_columns_given_other_than_text_are_converted_as_the_orm_converts_th
         "name": gettext_lazy("Lee"),
         "notes": 12,
         "city": None,
+        "change_xid": 0,
     }
 
     row_insert(Project, values=values)
@@ -161,6 +163,7 @@ def test_insert_ignoring_conflicts_says_whether_it_inserted(project, partner):
         "mapping_status": "unmapped",
         "issues": [],
         "source_data": {},
+        "change_xid": 0,
     }
 
     assert row_insert(Project, values=duplicate, ignore_conflicts=True) is False
@@ -178,6 +181,7 @@ def test_insert_of_a_duplicate_without_ignoring_conflicts_raises(project, partne
         "mapping_status": "unmapped",
         "issues": [],
         "source_data": {},
+        "change_xid": 0,
     }
 
     with pytest.raises(Exception) as raised, transaction.atomic():
@@ -248,6 +252,7 @@ def test_insert_or_lock_inserts_the_missing_rows_only_and_returns_their_keys(pro
             "mapping_status": "unmapped",
             "issues": [],
             "source_data": {},
+            "change_xid": 0,
         }
         for external_id in ("HS-0", "HS-1", "HS-2")  # HS-1 is the project's
     ]
@@ -279,6 +284,7 @@ def test_many_row_statements_refuse_or_miss_text_longer_than_its_column_as_the_o
         "mapping_status": "unmapped",
         "issues": [],
         "source_data": {},
+        "change_xid": 0,
     }
     where = {"partner_id": partner.pk, "environment": SANDBOX}
     project.external_id = too_long[:255]
