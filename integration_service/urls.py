@@ -39,6 +39,7 @@ def schema_view(environment: str):
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("portal/", include("portal.urls")),
     path("healthz", observability.healthz, name="healthz"),
     path("readyz", observability.readyz, name="readyz"),
     path("metrics", observability.metrics, name="metrics"),
