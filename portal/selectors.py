@@ -82,7 +82,8 @@ def _partner_words(gap: ReadinessGap) -> str | None:
         "mapped_share_low": f"{facts.get('share')}% of your latest {facts.get('sampled')} sandbox records map "
         f"cleanly; production opens from {facts.get('ready')}%. Your sandbox pushes say which values were refused, "
         "and why.",
-        "essential_unmapped": f"Your records' {' and '.join(facts.get('fields', []))} are not mapped yet.",
+        "essential_unmapped": f"Your records' {' and '.join(facts.get('fields', []))} "
+        f"{'is' if len(facts.get('fields', [])) == 1 else 'are'} not mapped yet.",
         "sandbox_drift": "Your sandbox records carry fields that are new since the mappings were made and are not "
         f"mapped yet: {', '.join(facts.get('keys', []))}.",
     }.get(gap.code)
