@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from ingest.models import RawPush
 
@@ -26,7 +26,27 @@ def raw_pushes_page(
     external_id: str | None = None,
     after: tuple[datetime, int] | None = None,
 ) -> PushPage:
-    """Up to `limit` of the partner environment's pushes, newest first (ties by id), after the position `after`.
+    """Up to `limit` of the partner environment's pushes, newest first (ties by id), after the position `after`."""
+    pushes = raw_pushes_query(
+        partner_id=partner_id,
+        environment=environment,
+        mapping_status=mapping_status,
+        external_id=external_id,
+        after=after,
+    )
+    rows = list(pushes[: limit + 1])
+    return PushPage(items=rows[:limit], has_more=len(rows) > limit)
+
+
+def raw_pushes_query(
+    *,
+    partner_id: int,
+    environment: str,
+    mapping_status: str | None = None,
+    external_id: str | None = None,
+    after: tuple[datetime, int] | None = None,
+) -> QuerySet[RawPush]:
+    """The pushes of raw_pushes_page, in its order, unsliced (bench/pushes_reads.py explains it).
 
     One index range per query: (partner, environment, received_at, id) for every status, or the partial index of
     the pushes that did not map cleanly for `partial` / `unmapped` (ingest/models.py)."""
@@ -39,8 +59,7 @@ def raw_pushes_page(
         received_at, push_id = after
         # The first term bounds the index range; the second picks the rows after the position within it.
         pushes = pushes.filter(Q(received_at__lte=received_at) & (Q(received_at__lt=received_at) | Q(id__lt=push_id)))
-    rows = list(pushes.order_by("-received_at", "-id").only(*LIST_COLUMNS)[: limit + 1])
-    return PushPage(items=rows[:limit], has_more=len(rows) > limit)
+    return pushes.order_by("-received_at", "-id").only(*LIST_COLUMNS)
 
 
 def raw_push_get(*, partner_id: int, environment: str, push_id: str) -> RawPush | None:
