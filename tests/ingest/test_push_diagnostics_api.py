@@ -219,6 +219,8 @@ CURSOR_MESSAGE = "Not a cursor of this list; pass back a nextCursor exactly as i
         ({"after": "x" * 65}, "after", CURSOR_MESSAGE),
         ({"externalId": ""}, "externalId", ANY),
         ({"externalId": "x" * 256}, "externalId", ANY),
+        ({"externalId": "HS\x00-1"}, "externalId", "Null characters are not allowed."),
+        ({"after": "MTox\x00"}, "after", ANY),
     ],
     ids=lambda value: repr(value)[:40],
 )
