@@ -53,7 +53,7 @@ class PushItemSerializer(serializers.Serializer):
     externalId = serializers.CharField(help_text="The record's id in your CRM, as pushed.")
     receivedDate = serializers.DateTimeField()
     projectId = serializers.UUIDField(help_text="The project the push went to (integration/projects/{id}).")
-    mappingStatus = serializers.ChoiceField(choices=MappingStatus.choices, allow_null=True)
+    mappingStatus = serializers.ChoiceField(choices=MappingStatus.values, allow_null=True)
     issues = IssueSerializer(
         many=True, allow_null=True, help_text="Each field whose value was refused: the value and the reason."
     )
