@@ -264,3 +264,15 @@ def test_a_sandbox_token_on_production_is_401(client_for, user, production_key, 
     response = client_for(user, SANDBOX, production_key).get(url(PRODUCTION, "push-list"))
 
     assert (response.status_code, response.json()["code"]) == (HTTPStatus.UNAUTHORIZED, "token_wrong_environment")
+
+
+def test_the_same_id_twice_in_a_batch_keeps_each_records_outcome(sandbox_client, mapped_partner):
+    records = [{"id": "TWICE", "data": {"size_w": "lots"}}, {"id": "TWICE", "data": {"size_w": "7200"}}]
+    sandbox_client.post(url(SANDBOX, "push-batch"), json.dumps({"records": records}), content_type="application/json")
+
+    items = sandbox_client.get(LIST).json()["items"]
+
+    assert [(entry["mappingStatus"], len(entry["issues"])) for entry in items] == [("mapped", 0), ("partial", 1)]
+    assert items[0]["receivedDate"] == items[1]["receivedDate"]  # one batch, one time
+    detail = sandbox_client.get(url(SANDBOX, "push-detail", push_id=items[1]["id"])).json()
+    assert json.loads(detail["body"]) == records[0]

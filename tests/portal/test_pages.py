@@ -165,3 +165,29 @@ def test_the_guide_is_docs_api_md_with_working_anchors_and_swagger_linked(portal
     assert '<a href="#roots-and-environments">' in page
     assert 'href="../' not in page  # the repository's files are not served here
     assert '<a href="/api/v1/docs/">Swagger UI</a>' in page
+
+
+def test_every_readiness_warning_has_the_partners_words_or_is_left_out_on_purpose():
+    from ingest.onboarding import ReadinessGap
+    from portal.selectors import _partner_words
+
+    facts = {"production": 1, "sandbox": 2, "share": 50, "sampled": 4, "ready": 90, "fields": ["name"], "keys": ["a.b"]}
+    codes = ["no_mappings", "production_no_version", "production_other_version", "no_sandbox_pushes"]
+    codes += ["mapped_share_low", "essential_unmapped", "sandbox_drift"]
+
+    for code in codes:
+        words = _partner_words(ReadinessGap(code, "operators' words", facts))
+        assert words and "None" not in words, code
+    assert _partner_words(ReadinessGap("no_active_user", "…")) is None  # whoever reads it is logged in
+    assert "version 1; the sandbox has version 2" in _partner_words(ReadinessGap("production_other_version", "", facts))
+    assert "a.b" in _partner_words(ReadinessGap("sandbox_drift", "", facts))
+
+
+def test_a_push_from_before_outcomes_were_kept_says_so(portal, partner, sandbox_client):
+    pushed(sandbox_client, {"id": "OLD", "data": {}})
+    RawPush.objects.update(mapping_status=None, issues=None)
+    push = RawPush.objects.get()
+
+    assert "not recorded" in portal.get("/portal/sandbox/pushes/").content.decode()
+    page = portal.get(f"/portal/sandbox/pushes/{push.pk}/").content.decode()
+    assert "Not recorded (pushed before outcomes were kept)" in page

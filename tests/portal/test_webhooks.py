@@ -164,3 +164,19 @@ def test_every_webhook_form_needs_its_csrf_token(partner, user, receiver):
 
     page = browser.get(page_of(endpoint)).content.decode()
     assert page.count('name="csrfmiddlewaretoken"') == page.count('<form method="post"')
+
+
+def test_the_delivery_log_pages_to_older_deliveries(portal, partner, receiver, monkeypatch):
+    monkeypatch.setattr("portal.selectors.DELIVERY_LOG_PAGE", 2)
+    endpoint, _ = webhook_endpoint_create(partner=partner, environment=SANDBOX, url=receiver.url())
+    for _ in range(3):
+        portal.post(page_of(endpoint, "test/"))
+    newest_first = list(WebhookDelivery.objects.order_by("-id").values_list("id", flat=True))
+
+    first = portal.get(page_of(endpoint)).content.decode()
+    older = portal.get(page_of(endpoint), {"before": newest_first[1]}).content.decode()
+
+    assert [f'id="delivery-{pk}"' in first for pk in newest_first] == [True, True, False]
+    assert f'href="?before={newest_first[1]}"' in first
+    assert [f'id="delivery-{pk}"' in older for pk in newest_first] == [False, False, True]
+    assert "Older deliveries" not in older
