@@ -30,7 +30,7 @@ def partner_user_required(view: Callable[..., HttpResponse]) -> Callable[..., Ht
     @functools.wraps(view)
     def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         if not is_partner_user(request.user):
-            return redirect_to_login(request.get_full_path(), login_url="portal:login")
+            return redirect_to_login(request.get_full_path(), login_url="portal:portal-login")
         return view(request, *args, **kwargs)
 
     return wrapped

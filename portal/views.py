@@ -68,7 +68,7 @@ def login_view(request: HttpRequest) -> HttpResponse:
     ):
         next_url = ""
     if request.method == "GET" and is_partner_user(request.user):
-        return redirect(next_url or "portal:overview")
+        return redirect(next_url or "portal:portal-overview")
     form = LoginForm(request.POST if request.method == "POST" else None, request=request)
     if request.method == "POST":
         retry_after = login_retry_after(email=request.POST.get("email", ""))
@@ -80,7 +80,7 @@ def login_view(request: HttpRequest) -> HttpResponse:
             return response
         if form.is_valid():
             login(request, form.user)  # a new session key: what an operator's admin session held is gone
-            return HttpResponseRedirect(next_url or reverse("portal:overview"))
+            return HttpResponseRedirect(next_url or reverse("portal:portal-overview"))
         login_failure_record(email=request.POST.get("email", ""))
     operator = request.user.is_authenticated and not is_partner_user(request.user)
     return render(request, "portal/login.html", {"form": form, "next": next_url, "operator": operator})
@@ -90,7 +90,7 @@ def login_view(request: HttpRequest) -> HttpResponse:
 def logout_view(request: HttpRequest) -> HttpResponse:
     logout(request)
     messages.success(request, "You are logged out.")
-    return redirect("portal:login")
+    return redirect("portal:portal-login")
 
 
 # --- overview and keys --------------------------------------------------------------------------------------------
@@ -213,7 +213,7 @@ def webhook_detail(request: HttpRequest, environment: str, endpoint_id: int) -> 
             is_enabled=endpoint.is_enabled,
         )
         messages.success(request, "Webhook saved.")
-        return redirect("portal:webhook", environment=environment, endpoint_id=endpoint.pk)
+        return redirect("portal:portal-webhook", environment=environment, endpoint_id=endpoint.pk)
     before = request.GET.get("before", "")
     deliveries, more = delivery_log(
         endpoint=endpoint, before=int(before) if before.isdigit() and len(before) < 19 else None
@@ -237,7 +237,7 @@ def webhook_test(request: HttpRequest, environment: str, endpoint_id: int) -> Ht
     else:
         event = webhook_endpoint_send_test(endpoint=endpoint)
         messages.success(request, f"A webhook.test event ({event.id}) is on its way; its delivery is in the log below.")
-    return redirect("portal:webhook", environment=environment, endpoint_id=endpoint.pk)
+    return redirect("portal:portal-webhook", environment=environment, endpoint_id=endpoint.pk)
 
 
 @partner_user_required
@@ -255,7 +255,7 @@ def webhook_enable(request: HttpRequest, environment: str, endpoint_id: int) -> 
     enabled = request.POST.get("enabled") == "1"
     webhook_endpoint_set_enabled(endpoint=endpoint, enabled=enabled)
     messages.success(request, "Webhook enabled." if enabled else "Webhook disabled: it gets no new events.")
-    return redirect("portal:webhook", environment=environment, endpoint_id=endpoint.pk)
+    return redirect("portal:portal-webhook", environment=environment, endpoint_id=endpoint.pk)
 
 
 @partner_user_required
@@ -266,7 +266,7 @@ def webhook_delete(request: HttpRequest, environment: str, endpoint_id: int) -> 
     if request.method == "POST":
         webhook_endpoint_delete(endpoint=endpoint)
         messages.success(request, f"Webhook {endpoint.url} deleted, with its delivery log.")
-        return redirect("portal:webhooks", environment=environment)
+        return redirect("portal:portal-webhooks", environment=environment)
     return _page(request, "portal/webhook_delete.html", {"environment": environment, "endpoint": endpoint})
 
 
@@ -279,7 +279,7 @@ def delivery_redeliver_view(request: HttpRequest, environment: str, endpoint_id:
         raise Http404("No such delivery.")
     delivery_redeliver(delivery=delivery)
     messages.success(request, f"Delivery {delivery.pk} ({delivery.event_id}) is queued again.")
-    return redirect("portal:webhook", environment=environment, endpoint_id=endpoint.pk)
+    return redirect("portal:portal-webhook", environment=environment, endpoint_id=endpoint.pk)
 
 
 # --- guide --------------------------------------------------------------------------------------------------------

@@ -191,3 +191,19 @@ def test_a_push_from_before_outcomes_were_kept_says_so(portal, partner, sandbox_
     assert "not recorded" in portal.get("/portal/sandbox/pushes/").content.decode()
     page = portal.get(f"/portal/sandbox/pushes/{push.pk}/").content.decode()
     assert "Not recorded (pushed before outcomes were kept)" in page
+
+
+def test_console_pages_are_their_own_routes_in_the_metrics(portal, partner):
+    from tests.observability.test_metrics import scrape, value
+
+    before = scrape()
+    assert portal.get("/portal/sandbox/pushes/12345/").status_code == HTTPStatus.NOT_FOUND
+    after = scrape()
+
+    refused = ("integration_pushes_total", {"environment": "sandbox", "result": "refused"})
+    assert value(after, refused[0], **refused[1]) == value(before, refused[0], **refused[1])  # not a refused push
+    route = {"route": "portal-push", "method": "GET", "status": "404", "environment": "sandbox"}
+    assert (
+        value(after, "integration_http_requests_total", **route)
+        == value(before, "integration_http_requests_total", **route) + 1
+    )
