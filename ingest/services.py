@@ -66,6 +66,8 @@ def raw_push_row(
         "client_id_id": client_id.pk,
         "created_project": created,
         "changed_project": changed,
+        "mapping_status": project.mapping_status,  # the push's outcome, for the partner's diagnostics
+        "issues": project.issues,
     }
 
 

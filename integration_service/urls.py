@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
+from ingest.diagnostics.views import PushDetailView, PushListView
 from ingest.views import PushBatchView, PushView
 from integration_service.openapi import root_schema_settings
 from integration_service.schema_views import SchemaView, SwaggerView
@@ -19,6 +20,8 @@ api_patterns = [
     re_path(r"^externals/push/batch/?$", PushBatchView.as_view(), name="push-batch"),
     re_path(r"^integration/projects/?$", ProjectListView.as_view(), name="project-list"),
     re_path(r"^integration/projects/(?P<project_id>[^/]+)/?$", ProjectDetailView.as_view(), name="project-detail"),
+    re_path(r"^integration/pushes/?$", PushListView.as_view(), name="push-list"),
+    re_path(r"^integration/pushes/(?P<push_id>[^/]+)/?$", PushDetailView.as_view(), name="push-detail"),
     re_path(r"^.*$", api_not_found),
 ]
 
@@ -36,6 +39,7 @@ def schema_view(environment: str):
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("portal/", include("portal.urls")),
     path("healthz", observability.healthz, name="healthz"),
     path("readyz", observability.readyz, name="readyz"),
     path("metrics", observability.metrics, name="metrics"),

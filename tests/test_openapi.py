@@ -12,6 +12,8 @@ OPERATIONS = {
     ("/externals/push/batch", "post"): "push_batch",
     ("/integration/projects", "get"): "list_projects",
     ("/integration/projects/{project_id}", "get"): "get_project",
+    ("/integration/pushes", "get"): "list_pushes",
+    ("/integration/pushes/{push_id}", "get"): "get_push",
 }
 DOCUMENTS = {"sandbox": "/sandbox/api/v1/schema/", "production": "/api/v1/schema/"}
 SERVERS = {"sandbox": "/sandbox/api/v1", "production": "/api/v1"}
@@ -68,6 +70,8 @@ def test_calls_after_login_need_this_roots_token_and_client_id(schemas, environm
         ("/externals/push/batch", "post", {"200", "400", "401", "403", "413", "415", "429", "503"}),
         ("/integration/projects", "get", {"200", "400", "401", "403", "429", "503"}),
         ("/integration/projects/{project_id}", "get", {"200", "401", "403", "404", "429", "503"}),
+        ("/integration/pushes", "get", {"200", "400", "401", "403", "429", "503"}),
+        ("/integration/pushes/{push_id}", "get", {"200", "401", "403", "404", "429", "503"}),
     ],
 )
 @pytest.mark.parametrize("environment", DOCUMENTS)

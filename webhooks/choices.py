@@ -11,6 +11,8 @@ class EventType(models.TextChoices):
 
 
 ALL_EVENT_TYPES = tuple(EventType.values)
+# Sent on request to one endpoint, whatever it subscribes to: not a subscription choice.
+WEBHOOK_TEST_EVENT = "webhook.test"
 
 
 class DeliveryStatus(models.TextChoices):

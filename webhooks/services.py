@@ -17,7 +17,7 @@ from projects.models import Project
 from projects.serializers import iso_datetime, project_representation
 from webhooks import secret_box
 from webhooks.addresses import UrlRefused, url_target
-from webhooks.choices import ALL_EVENT_TYPES, DeliveryStatus, EventType
+from webhooks.choices import ALL_EVENT_TYPES, WEBHOOK_TEST_EVENT, DeliveryStatus, EventType
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from webhooks.selectors import endpoints_subscribed
 from webhooks.signing import secret_generate
@@ -231,6 +231,32 @@ def partner_event_record(*, partner: Partner, event_type: str) -> None:
     for environment in Environment.values:
         endpoints = endpoints_subscribed(partner_id=partner.pk, environment=environment, event_type=event_type)
         _record(partner_id=partner.pk, environment=environment, event_type=event_type, endpoints=endpoints, items=items)
+
+
+@transaction.atomic
+def webhook_endpoint_send_test(*, endpoint: WebhookEndpoint) -> WebhookEvent:
+    """A signed `webhook.test` event to this endpoint alone, delivered (and retried) like any other, queued at once:
+    the endpoint's pause after failures is lifted, since whoever asks has usually just fixed the receiver."""
+    now = timezone.now()
+    data = {"endpointId": endpoint.pk, "message": "A test event from the integration service."}
+    event_id = _event_id()
+    event = WebhookEvent.objects.create(
+        id=event_id,
+        partner_id=endpoint.partner_id,
+        environment=endpoint.environment,
+        type=WEBHOOK_TEST_EVENT,
+        created_at=now,
+        body=_body(event_type=WEBHOOK_TEST_EVENT, event_id=event_id, timestamp=iso_datetime(now), data=data),
+    )
+    WebhookDelivery.objects.create(
+        event=event,
+        endpoint=endpoint,
+        next_attempt_at=now,
+        retry_until=now + timedelta(seconds=settings.WEBHOOK_RETRY_FOR_SECONDS),
+    )
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(paused_until=None)
+    _drain_soon(endpoint.pk)
+    return event
 
 
 # --- operators' redelivery ---------------------------------------------------------------------------------------

@@ -61,6 +61,7 @@ class Command(BaseCommand):
             "",
             f"Admin (operators):   {base_url}/admin/   {ADMIN_EMAIL} / {ADMIN_PASSWORD}",
             f"Partner user:        {DEMO_USER_EMAIL} / {DEMO_USER_PASSWORD}   (partner '{partner.slug}')",
+            f"Partner console:     {base_url}/portal/   the partner user's e-mail and password",
             f"Sandbox root:        {base_url}/sandbox/api/v1/   ClientID: {keys[Environment.SANDBOX]}",
             f"Production root:     {base_url}/api/v1/   ClientID: {keys[Environment.PRODUCTION]}",
             "",
