@@ -38,6 +38,7 @@ class PushResult:
     project: Project
     created: bool
     changed: bool
+    restored: bool = False  # the push restored a deleted project (CONTRACT §12)
 
 
 def raw_push_row(
@@ -89,8 +90,8 @@ def project_normalization_outdated(*, project: Project, rules: Sequence[FieldRul
     return project_apply_normalization(project=copy.copy(project), result=result)
 
 
-_PROJECT_STATE = ("id", "submitted_date", "updated_date", "source_data", *NORMALIZED_ATTNAMES)
-_PROJECT_WRITE = ("submitted_date", "source_data", *NORMALIZED_ATTNAMES)  # and updated_date, stamped
+_PROJECT_STATE = ("id", "submitted_date", "updated_date", "deleted_date", "source_data", *NORMALIZED_ATTNAMES)
+_PROJECT_WRITE = ("submitted_date", "deleted_date", "source_data", *NORMALIZED_ATTNAMES)  # and updated_date, stamped
 
 
 def _project_locked(*, key: dict) -> Project | None:
@@ -229,7 +230,9 @@ def push_receive(
     rules = push_rules(partner_id=partner_id, environment=environment, context=context)
     key = {"partner_id": partner_id, "environment": environment, "external_id": external_id}
     project, created = _project_lock_or_create(key=key)
-    changed = project_apply_push(project=project, data=data, rules=rules) or created
+    restored = project.deleted_date is not None  # a push of a deleted project's id restores it (CONTRACT §12)
+    project.deleted_date = None
+    changed = project_apply_push(project=project, data=data, rules=rules) or created or restored
     raw_push = raw_push_row(
         client_id=client_id,
         user=user,
@@ -250,7 +253,9 @@ def push_receive(
         created=[project] if created else [],
         has_webhook_endpoints=context is None or context.has_webhook_endpoints,
     )
-    return PushResult(project=project, created=created, changed=changed)
+    if restored:
+        projects_changed(partner_id=partner_id, environment=environment, created=True)  # the live set changed
+    return PushResult(project=project, created=created, changed=changed, restored=restored)
 
 
 @dataclass(frozen=True)
@@ -290,7 +295,7 @@ def projects_reprocess(
     partner environment's other writers wait only while the batch's rows are written (hence batches of 250).
     """
     rules = {env: mapping_rules_for_partner(partner_id=partner.pk, environment=env) for env in Environment.values}
-    projects = Project.objects.filter(partner=partner)
+    projects = Project.objects.filter(partner=partner, deleted_date__isnull=True)  # a restore normalizes anew
     if environment:
         projects = projects.filter(environment=environment)
     total = projects.count()

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
-from ingest.views import PushBatchView, PushView
+from ingest.views import ProjectDeleteView, PushBatchView, PushView
 from integration_service.openapi import root_schema_settings
 from integration_service.schema_views import SchemaView, SwaggerView
 from integration_service.views import api_not_found
@@ -17,6 +17,8 @@ api_patterns = [
     re_path(r"^auth/email/login/?$", LoginView.as_view(), name="login"),
     re_path(r"^externals/push/?$", PushView.as_view(), name="push"),
     re_path(r"^externals/push/batch/?$", PushBatchView.as_view(), name="push-batch"),
+    # The CRM's id is the whole rest of the path, URL-decoded (so "%2F" is "/"): a trailing slash is part of it.
+    re_path(r"^externals/projects/(?P<external_id>.+)$", ProjectDeleteView.as_view(), name="project-delete"),
     re_path(r"^integration/projects/?$", ProjectListView.as_view(), name="project-list"),
     re_path(r"^integration/projects/(?P<project_id>[^/]+)/?$", ProjectDetailView.as_view(), name="project-detail"),
     re_path(r"^.*$", api_not_found),
