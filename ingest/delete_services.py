@@ -25,6 +25,7 @@ from projects.models import Project
 from projects.totals import projects_changed
 from webhooks.services import project_event_endpoints, project_events_record
 
+_EXTERNAL_ID_MAX_LENGTH = Project._meta.get_field("external_id").max_length
 # What a delete reads and answers: a tombstone's members.
 _DELETE_STATE = ("id", "partner_id", "environment", "external_id", "submitted_date", "updated_date", "deleted_date")
 
@@ -59,6 +60,8 @@ def project_delete(
 ) -> DeleteResult:
     """Delete the project of this id of the partner's CRM (DELETE externals/projects/{id}): ProjectNotFound (404)
     when there is none; changed=False, dates kept, when it already was deleted."""
+    if "\x00" in external_id or len(external_id) > _EXTERNAL_ID_MAX_LENGTH:
+        raise ProjectNotFound()  # no push can have stored such an id (and PostgreSQL refuses NUL in a query)
     partner_id = client_id.partner_id
     deleted_at = timezone.now()
     (stamp,) = change_stamps_reserve(partner_id=partner_id, environment=environment, count=1)  # before its lock
@@ -90,10 +93,16 @@ def project_deleted_audit(*, project: Project, user: User | None) -> AuditEvent:
         partner_id=project.partner_id,
         action=AuditAction.PROJECT_DELETED,
         actor=user,
-        summary=f"Project {project.external_id} ({Environment(project.environment).label.lower()}) deleted by the "
-        "partner's CRM",
+        summary=_summary(project, "deleted by the partner's CRM"),
         details={"project": str(project.pk), "external_id": project.external_id, "environment": project.environment},
     )
+
+
+def _summary(project: Project, what: str) -> str:
+    """ "Project HS-1 (sandbox) restored", its id shortened to fit the audit's 300 characters (the details keep it)."""
+    environment = Environment(project.environment).label.lower()
+    external_id = project.external_id if len(project.external_id) <= 200 else project.external_id[:199] + "…"
+    return f"Project {external_id} ({environment}) {what}"
 
 
 def projects_deleted_audit(*, projects: list[Project], user: User | None) -> None:
@@ -126,7 +135,7 @@ def project_restore(*, project_id: object, restored_by: User | None) -> Project 
         partner=project.partner_id,
         action=AuditAction.PROJECT_RESTORED,
         actor=restored_by,
-        summary=f"Project {project.external_id} ({Environment(project.environment).label.lower()}) restored",
+        summary=_summary(project, "restored"),
         project=str(project.pk),
         external_id=project.external_id,
         environment=project.environment,

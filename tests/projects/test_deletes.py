@@ -164,8 +164,30 @@ def test_a_sandbox_token_is_refused_under_the_production_root(client_for, user, 
 
 @pytest.mark.parametrize(
     "external_id",
-    ["HS/2001/a", "Lee Residence 7", "ü-ñ 東京", "a+b&c=d?e#f%20g", " padded ", "trailing/", "//", "2001"],
-    ids=["slashes", "spaces", "unicode", "reserved", "padded", "trailing-slash", "only-slashes", "digits"],
+    [
+        "HS/2001/a",
+        "Lee Residence 7",
+        "ü-ñ 東京",
+        "a+b&c=d?e#f%20g",
+        " padded ",
+        "trailing/",
+        "//",
+        "2001",
+        "a\nb",
+        "x" * 255,
+    ],
+    ids=[
+        "slashes",
+        "spaces",
+        "unicode",
+        "reserved",
+        "padded",
+        "trailing-slash",
+        "only-slashes",
+        "digits",
+        "newline",
+        "longest",
+    ],
 )
 def test_any_id_is_deleted_by_its_url_encoded_form(sandbox_client, external_id):
     created = push(sandbox_client, external_id, {"a": 1}).json()
@@ -498,3 +520,20 @@ def test_dates_are_the_database_values(sandbox_client):
         project.deleted_date,
         project.updated_date,
     )
+
+
+@pytest.mark.parametrize(
+    "encoded",
+    ["%00", "a%00b", "%FF", "%ED%A0%80", "%F0%9F%98", "x" * 256, "%20", "..", "%2E%2E%2F%2E%2E", "%5Cx", "%0A",
+     "HS-1%0A"],
+    ids=["nul", "inner-nul", "bad-utf8", "encoded-surrogate", "cut-emoji", "too-long", "space", "dots", "encoded-dots",
+         "backslash", "newline", "trailing-newline"],
+)  # fmt: skip
+def test_a_hostile_id_is_just_unknown(sandbox_client, encoded):
+    push(sandbox_client, "HS-1", {"a": 1})
+
+    response = sandbox_client.delete(delete_path("").removesuffix("/") + "/" + encoded)
+
+    assert response.status_code == HTTPStatus.NOT_FOUND, response.content
+    assert response["Content-Type"] == "application/problem+json"
+    assert Project.objects.get().deleted_date is None
