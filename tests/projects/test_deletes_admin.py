@@ -163,3 +163,10 @@ def test_the_partners_delete_shows_in_the_partners_audit_log(admin_client, partn
     page = admin_client.get(reverse("admin:partners_partner_change", args=[partner.pk])).content.decode()
 
     assert "Project B (sandbox) deleted by the partner&#x27;s CRM" in page
+
+
+def test_the_endpoint_form_offers_project_deleted(admin_client):
+    page = admin_client.get(reverse("admin:webhooks_webhookendpoint_add")).content.decode()
+
+    assert 'value="project.deleted"' in page
+    assert "project.deleted: the partner&#x27;s CRM deleted a project" in page
