@@ -1,7 +1,7 @@
 import json
 from functools import partial
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.db.models import QuerySet
 from django.db.models.functions import Length, Substr
 from django.forms.models import BaseInlineFormSet
@@ -11,7 +11,6 @@ from django.utils.formats import date_format
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
-from ingest.delete_services import project_restore
 from ingest.models import RawPush
 from integration_service.admin import ExternalIdSearchMixin, ReadOnlyAdminMixin
 from projects.admin_views import project_restore_view
@@ -99,7 +98,7 @@ class DeletedFilter(admin.SimpleListFilter):
 @admin.register(Project)
 class ProjectAdmin(ExternalIdSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     """Projects are built by pushes and mappings; operators read them here and reprocess to change them, and
-    restore one the partner's CRM deleted (the button on its page, or the list's action)."""
+    restore one the partner's CRM deleted (the button on its page)."""
 
     change_form_template = "admin/projects/project/change_form.html"
     fields = (
@@ -151,42 +150,25 @@ class ProjectAdmin(ExternalIdSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
             issues or mark_safe("<li>none</li>"),
         )
 
-    list_display = (
-        "external_id",
-        "name",
-        "partner",
-        "environment",
-        "mapping_status",
-        "status",
-        "updated_date",
-        "deleted",
-    )
+    # A deleted project is marked under its id rather than in a column of its own: the list fits a laptop's screen.
+    list_display = ("crm_id", "name", "partner", "environment", "mapping_status", "status", "updated_date")
     list_filter = (DeletedFilter, "environment", "mapping_status", "partner", "status", "updated_date")
     list_select_related = ("partner",)
     show_full_result_count = False
-    actions = ["restore_selected"]
+    # No list actions: their checkbox column would push the list past a laptop's screen. A restore is rare, one
+    # project at a time, from its page.
+    actions = None
 
-    @admin.display(description="Deleted", ordering="deleted_date")
-    def deleted(self, project: Project) -> str:
+    @admin.display(description="External id", ordering="external_id")
+    def crm_id(self, project: Project) -> str:
         if project.deleted_date is None:
-            return "—"
-        return format_html(
-            '<strong class="deleted">deleted {}</strong>', date_format(project.deleted_date, "Y-m-d H:i")
-        )
+            return project.external_id
+        deleted = date_format(project.deleted_date, "Y-m-d H:i")
+        return format_html('{}<br><strong class="deleted">deleted {}</strong>', project.external_id, deleted)
 
     def has_restore_permission(self, request: HttpRequest) -> bool:
         """Restoring is a change; the admin's own change permission is off (projects are read-only here)."""
         return request.user.has_perm("projects.change_project")
-
-    @admin.action(description="Restore selected deleted projects", permissions=["restore"])
-    def restore_selected(self, request: HttpRequest, queryset: QuerySet[Project]) -> None:
-        deleted = list(queryset.filter(deleted_date__isnull=False).values_list("pk", flat=True))
-        restored = [pk for pk in deleted if project_restore(project_id=pk, restored_by=request.user)]
-        skipped = queryset.count() - len(restored)
-        message = f"Restored {len(restored)} project(s)."
-        if skipped:
-            message += f" {skipped} selected project(s) were not deleted: nothing to restore."
-        self.message_user(request, message, messages.SUCCESS if restored else messages.WARNING)
 
     def get_urls(self) -> list:
         restore = self.admin_site.admin_view(partial(project_restore_view, model_admin=self))
