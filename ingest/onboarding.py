@@ -43,13 +43,14 @@ class EnvironmentHealth:
 
 
 def environment_health(*, partner: Partner, environment: str, sample: int = HEALTH_SAMPLE) -> EnvironmentHealth:
-    """Mapping status shares, fill rate of each mapped field and the top issues over the latest `sample` projects."""
+    """Mapping status shares, fill rate of each mapped field and the top issues over the latest `sample` projects
+    (live ones: reprocessing skips deleted projects, and a restore normalizes anew)."""
     publication = mapping_publications(partner=partner).get(environment)
     mapped = publication.version.document["fields"] if publication else {}
     fields = [canonical.name for canonical in CANONICAL_FIELDS if canonical.name in mapped]  # jsonb reorders keys
     attnames = [CANONICAL_FIELDS_BY_NAME[name].attname for name in fields]
     projects = list(
-        Project.objects.filter(partner=partner, environment=environment)
+        Project.objects.filter(partner=partner, environment=environment, deleted_date__isnull=True)
         .order_by("-updated_date", "-id")
         .values("id", "updated_date", "mapping_status", "issues", *attnames)[:sample]
     )

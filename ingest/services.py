@@ -38,6 +38,7 @@ class PushResult:
     project: Project
     created: bool
     changed: bool
+    restored: bool = False  # the push restored a deleted project (CONTRACT §12)
 
 
 def raw_push_row(
@@ -91,8 +92,8 @@ def project_normalization_outdated(*, project: Project, rules: Sequence[FieldRul
     return project_apply_normalization(project=copy.copy(project), result=result)
 
 
-_PROJECT_STATE = ("id", "submitted_date", "updated_date", "source_data", *NORMALIZED_ATTNAMES)
-_PROJECT_WRITE = ("submitted_date", "source_data", *NORMALIZED_ATTNAMES)  # and updated_date, stamped
+_PROJECT_STATE = ("id", "submitted_date", "updated_date", "deleted_date", "source_data", *NORMALIZED_ATTNAMES)
+_PROJECT_WRITE = ("submitted_date", "deleted_date", "source_data", *NORMALIZED_ATTNAMES)  # and updated_date, stamped
 
 
 def _project_locked(*, key: dict) -> Project | None:
@@ -214,7 +215,9 @@ def push_receive(
     rules = push_rules(partner_id=partner_id, environment=environment, context=context)
     key = {"partner_id": partner_id, "environment": environment, "external_id": external_id}
     project, created = _project_lock_or_create(key=key)
-    changed = project_apply_push(project=project, data=data, rules=rules) or created
+    restored = project.deleted_date is not None  # a push of a deleted project's id restores it (CONTRACT §12)
+    project.deleted_date = None
+    changed = project_apply_push(project=project, data=data, rules=rules) or created or restored
     raw_push = raw_push_row(
         client_id=client_id,
         user=user,
@@ -236,7 +239,9 @@ def push_receive(
         stamps=stamps,
         has_webhook_endpoints=context is None or context.has_webhook_endpoints,
     )
-    return PushResult(project=project, created=created, changed=changed)
+    if restored:
+        projects_changed(partner_id=partner_id, environment=environment, created=True)  # the live set changed
+    return PushResult(project=project, created=created, changed=changed, restored=restored)
 
 
 @dataclass(frozen=True)
@@ -276,7 +281,7 @@ def projects_reprocess(
     (projects/change_log.py); unused ones are skipped.
     """
     rules = {env: mapping_rules_for_partner(partner_id=partner.pk, environment=env) for env in Environment.values}
-    projects = Project.objects.filter(partner=partner)
+    projects = Project.objects.filter(partner=partner, deleted_date__isnull=True)  # a restore normalizes anew
     if environment:
         projects = projects.filter(environment=environment)
     total = projects.count()

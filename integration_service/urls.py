@@ -3,7 +3,7 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
 from ingest.diagnostics.views import PushDetailView, PushListView
-from ingest.views import PushBatchView, PushView
+from ingest.views import ProjectDeleteView, PushBatchView, PushView
 from integration_service.openapi import root_schema_settings
 from integration_service.schema_views import SchemaView, SwaggerView
 from integration_service.views import api_not_found
@@ -18,11 +18,14 @@ api_patterns = [
     re_path(r"^auth/email/login/?$", LoginView.as_view(), name="login"),
     re_path(r"^externals/push/?$", PushView.as_view(), name="push"),
     re_path(r"^externals/push/batch/?$", PushBatchView.as_view(), name="push-batch"),
+    # The CRM's id is the whole rest of the path, URL-decoded (so "%2F" is "/", "%0A" a newline): a trailing slash is
+    # part of it.
+    re_path(r"^externals/projects/(?P<external_id>[\s\S]+)$", ProjectDeleteView.as_view(), name="project-delete"),
     re_path(r"^integration/projects/?$", ProjectListView.as_view(), name="project-list"),
     re_path(r"^integration/projects/(?P<project_id>[^/]+)/?$", ProjectDetailView.as_view(), name="project-detail"),
     re_path(r"^integration/pushes/?$", PushListView.as_view(), name="push-list"),
     re_path(r"^integration/pushes/(?P<push_id>[^/]+)/?$", PushDetailView.as_view(), name="push-detail"),
-    re_path(r"^.*$", api_not_found),
+    re_path(r"^[\s\S]*$", api_not_found),  # a path with a newline ("%0A") too: never Django's HTML page
 ]
 
 ROOTS = {Environment.SANDBOX: "sandbox/api/v1/", Environment.PRODUCTION: "api/v1/"}

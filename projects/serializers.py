@@ -1,6 +1,7 @@
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
+from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
 from projects.canonical import CANONICAL_FIELDS, CanonicalField, format_decimal
@@ -59,6 +60,7 @@ def project_representation(project: Project) -> dict:
     body = {
         "id": str(project.id),
         "externalId": project.external_id,
+        "deleted": False,  # CONTRACT §12: a deleted project is pulled as its tombstone instead
         "submittedDate": iso_datetime(project.submitted_date),
         "updatedDate": iso_datetime(project.updated_date),
         "mappingStatus": project.mapping_status,
@@ -71,18 +73,39 @@ def project_representation(project: Project) -> dict:
     return body
 
 
+def project_tombstone_representation(project: Project) -> dict:
+    """A deleted project as the list (with includeDeleted=true), its event and the platform write it (CONTRACT §12):
+    what a follower needs to remove it, nothing of its data."""
+    return {
+        "id": str(project.id),
+        "externalId": project.external_id,
+        "deleted": True,
+        "deletedDate": iso_datetime(project.deleted_date),
+        "submittedDate": iso_datetime(project.submitted_date),
+        "updatedDate": iso_datetime(project.updated_date),
+    }
+
+
+def project_pulled_representation(project: Project) -> dict:
+    """The project as the API writes it: live, or its tombstone when deleted."""
+    if project.deleted_date is not None:
+        return project_tombstone_representation(project)
+    return project_representation(project)
+
+
 class _ProjectSerializerBase(serializers.Serializer):
     id = serializers.UUIDField(read_only=True)
     externalId = serializers.CharField(source="external_id", read_only=True)
+    deleted = serializers.BooleanField(read_only=True, help_text="Always false here: a live project.")
     submittedDate = serializers.DateTimeField(source="submitted_date", read_only=True)
     updatedDate = serializers.DateTimeField(source="updated_date", read_only=True)
     mappingStatus = serializers.ChoiceField(source="mapping_status", choices=MappingStatus.choices, read_only=True)
     issues = IssueSerializer(many=True, read_only=True)
 
     def to_representation(self, instance: Project) -> dict:
-        body = project_representation(instance)
+        body = project_pulled_representation(instance)
         for name in self.context.get("exclude", ()):
-            del body[name]
+            body.pop(name, None)  # a tombstone has no data to leave out
         return body
 
 
@@ -129,8 +152,24 @@ class ProjectPageQuerySerializer(serializers.Serializer):
         self.fields["limit"] = DigitsIntegerField(min_value=1, max_value=max_limit, default=default_limit)
 
 
+class ProjectTombstoneSerializer(serializers.Serializer):
+    """A deleted project, as the list shows it with includeDeleted=true (CONTRACT §12)."""
+
+    id = serializers.UUIDField()
+    externalId = serializers.CharField()
+    deleted = serializers.BooleanField(help_text="Always true here.")
+    deletedDate = serializers.DateTimeField(help_text="When your CRM's delete arrived.")
+    submittedDate = serializers.DateTimeField()
+    updatedDate = serializers.DateTimeField(help_text="The delete's place in the updatedDate order.")
+
+
 class ProjectPageSerializer(serializers.Serializer):
-    items = ProjectSerializer(many=True)
+    items = PolymorphicProxySerializer(
+        component_name="ProjectOrTombstone",
+        serializers=[ProjectSerializer, ProjectTombstoneSerializer],
+        resource_type_field_name=None,
+        many=True,
+    )
     page = serializers.IntegerField()
     limit = serializers.IntegerField()
     total = serializers.IntegerField(help_text="Projects matching the filters, over all pages.")

@@ -14,7 +14,7 @@ from integration_service.rows import row_insert, rows_insert
 from partners.choices import Environment
 from partners.models import Partner, User
 from projects.models import Project
-from projects.serializers import iso_datetime, project_representation
+from projects.serializers import iso_datetime, project_pulled_representation
 from webhooks import secret_box
 from webhooks.addresses import UrlRefused, url_target
 from webhooks.choices import ALL_EVENT_TYPES, WEBHOOK_TEST_EVENT, DeliveryStatus, EventType
@@ -178,7 +178,7 @@ def _record(*, partner_id: int, environment: str, event_type: str, endpoints: li
             _drain_soon(endpoint["id"])
 
 
-_PROJECT_EVENT_TYPES = (EventType.PROJECT_CREATED, EventType.PROJECT_UPDATED)
+_PROJECT_EVENT_TYPES = (EventType.PROJECT_CREATED, EventType.PROJECT_UPDATED, EventType.PROJECT_DELETED)
 
 
 def project_event_endpoints(*, partner_id: int, environment: str) -> list[dict]:
@@ -195,26 +195,31 @@ def project_events_record(
     projects: list[Project],
     created: Collection[Project] = (),
 ) -> None:
-    """`project.created` (those in `created`) and `project.updated` (the others) for projects of one partner
-    environment that were just stamped: `data` is each project as the pull returns it, `timestamp` its
-    updatedDate. Nothing at all without endpoints."""
+    """`project.deleted` (those deleted: data is the tombstone), `project.created` (those in `created`) and
+    `project.updated` (the others, restored ones too) for projects of one partner environment that were just
+    stamped: `data` is each project as the pull returns it, `timestamp` its updatedDate. Nothing at all without
+    endpoints."""
     if not endpoints or not projects:
         return
     created_ids = {project.pk for project in created}
     for event_type in _PROJECT_EVENT_TYPES:
         subscribed = [endpoint for endpoint in endpoints if event_type in endpoint["event_types"]]
-        chosen = [
-            project for project in projects if (project.pk in created_ids) == (event_type == EventType.PROJECT_CREATED)
-        ]
+        chosen = [project for project in projects if _project_event_type(project, created_ids) == event_type]
         if not subscribed or not chosen:
             continue
         items = []
         for project in chosen:
-            data = project_representation(project)
+            data = project_pulled_representation(project)
             items.append((data["updatedDate"], data))
         _record(
             partner_id=partner_id, environment=environment, event_type=event_type, endpoints=subscribed, items=items
         )
+
+
+def _project_event_type(project: Project, created_ids: set) -> str:
+    if project.deleted_date is not None:  # whatever else the change did (a batch may create and delete)
+        return EventType.PROJECT_DELETED
+    return EventType.PROJECT_CREATED if project.pk in created_ids else EventType.PROJECT_UPDATED
 
 
 def partner_event_record(*, partner: Partner, event_type: str) -> None:

@@ -47,6 +47,7 @@ def test_project_is_returned_with_envelope_every_canonical_field_and_source_data
     assert response.json() == {
         "id": str(project.pk),
         "externalId": "HS-1001",
+        "deleted": False,
         "submittedDate": "2026-03-01T09:30:00Z",
         "updatedDate": "2026-03-02T10:00:00.500000Z",
         "mappingStatus": "partial",
