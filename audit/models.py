@@ -15,6 +15,7 @@ class AuditAction(models.TextChoices):
     USER_ADDED = "user_added", "User added"
     USER_DEACTIVATED = "user_deactivated", "User deactivated"
     REPROCESS_REQUESTED = "reprocess_requested", "Reprocessing requested"
+    PLATFORM_WRITE = "platform_write", "Platform write"
 
 
 class AuditEvent(models.Model):

@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "audit",
     "webhooks",
     "observability",
+    "platform_api",
 ]
 
 MIDDLEWARE = [

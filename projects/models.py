@@ -100,6 +100,8 @@ class Project(models.Model):
             models.Index(
                 fields=["partner", "environment", "submitted_date", "id", "updated_date"], name="project_submitted_idx"
             ),
+            # The platform's changes feed and its list across partners (platform_api/selectors.py).
+            models.Index(fields=["environment", "updated_date", "id"], name="project_env_changes_idx"),
         ]  # Every push updates its project and every index with it: keep these few (bench/README.md).
 
     def __str__(self) -> str:
