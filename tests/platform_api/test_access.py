@@ -163,6 +163,7 @@ def test_issue_platform_key_prints_the_key_alone_once(capsys, bearer):
     out, err = capsys.readouterr()
     call_command("issue_platform_key", "reports", "--read-only")
     read_only_out, _ = capsys.readouterr()
+    assert read_only_out.strip().startswith("plt_")
 
     key = out.strip()
     assert out == key + "\n" and key.startswith("plt_")
