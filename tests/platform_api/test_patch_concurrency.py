@@ -1,0 +1,90 @@
+"""Concurrent PATCHes with one ETag, as real HTTP requests to a live server on PostgreSQL: exactly one wins."""
+
+import functools
+import json
+import threading
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from django.db import connection
+
+from audit.models import AuditEvent
+from platform_api.services import platform_key_issue, project_etag
+from projects.models import Project
+from tests.conftest import PRODUCTION
+from tests.platform_api.conftest import platform_url
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks and real concurrency need PostgreSQL"),
+]
+
+CLIENTS = 8
+ROUNDS = 4
+
+
+def test_patches_racing_with_one_etag_give_one_200_and_412s(live_server, partner, make_project):
+    key = platform_key_issue(name="racer")[1]
+    project = make_project(partner, environment=PRODUCTION, external_id="RACE")
+    patch_url = live_server.url + platform_url("project-detail", project_id=str(project.pk))
+
+    def send(number: int, etag: str, barrier: threading.Barrier) -> tuple[int, dict, str | None]:
+        request = urllib.request.Request(
+            patch_url,
+            data=json.dumps({"note": f"writer {number}"}).encode(),
+            headers={"Authorization": f"Bearer {key}", "If-Match": etag, "Content-Type": "application/json"},
+            method="PATCH",
+        )
+        barrier.wait(timeout=10)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, json.load(response), response.headers["ETag"]
+        except urllib.error.HTTPError as error:
+            return error.code, json.load(error), error.headers["ETag"]
+
+    for round_number in range(ROUNDS):
+        project.refresh_from_db()
+        etag = project_etag(project)
+        barrier = threading.Barrier(CLIENTS)
+        with ThreadPoolExecutor(CLIENTS) as pool:
+            answers = list(pool.map(functools.partial(send, etag=etag, barrier=barrier), range(CLIENTS)))
+
+        statuses = sorted(status for status, _, _ in answers)
+        assert statuses == [200] + [412] * (CLIENTS - 1), answers
+        (winner,) = [body for status, body, _ in answers if status == 200]
+        project.refresh_from_db()
+        assert project.platform_note == winner["platform"]["note"]
+        assert {tag for status, _, tag in answers} == {project_etag(project)}  # the losers are told the winner's
+        assert all(body["etag"] == project_etag(project) for status, body, _ in answers if status == 412)
+        assert AuditEvent.objects.filter(action="platform_write").count() == round_number + 1
+
+
+def test_writes_of_different_projects_of_one_partner_all_succeed_with_distinct_updated_dates(
+    live_server, partner, make_project
+):
+    key = platform_key_issue(name="racer")[1]
+    projects = [make_project(partner, environment=PRODUCTION, external_id=f"P{n}") for n in range(CLIENTS)]
+    barrier = threading.Barrier(CLIENTS)
+
+    def send(project: Project) -> int:
+        request = urllib.request.Request(
+            live_server.url + platform_url("project-detail", project_id=str(project.pk)),
+            data=b'{"stage": "design"}',
+            headers={
+                "Authorization": f"Bearer {key}",
+                "If-Match": project_etag(project),
+                "Content-Type": "application/json",
+            },
+            method="PATCH",
+        )
+        barrier.wait(timeout=10)
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status
+
+    with ThreadPoolExecutor(CLIENTS) as pool:
+        assert list(pool.map(send, projects)) == [200] * CLIENTS
+
+    dates = list(Project.objects.filter(partner=partner).values_list("updated_date", flat=True))
+    assert len(set(dates)) == CLIENTS
