@@ -30,10 +30,10 @@ def test_patches_racing_with_one_etag_give_one_200_and_412s(live_server, partner
     project = make_project(partner, environment=PRODUCTION, external_id="RACE")
     patch_url = live_server.url + platform_url("project-detail", project_id=str(project.pk))
 
-    def send(number: int, etag: str, barrier: threading.Barrier) -> tuple[int, dict, str | None]:
+    def send(number: int, note: str, etag: str, barrier: threading.Barrier) -> tuple[int, dict, str | None]:
         request = urllib.request.Request(
             patch_url,
-            data=json.dumps({"note": f"writer {number}"}).encode(),
+            data=json.dumps({"note": f"{note} {number}"}).encode(),  # every writer's note differs from what is stored
             headers={"Authorization": f"Bearer {key}", "If-Match": etag, "Content-Type": "application/json"},
             method="PATCH",
         )
@@ -49,7 +49,8 @@ def test_patches_racing_with_one_etag_give_one_200_and_412s(live_server, partner
         etag = project_etag(project)
         barrier = threading.Barrier(CLIENTS)
         with ThreadPoolExecutor(CLIENTS) as pool:
-            answers = list(pool.map(functools.partial(send, etag=etag, barrier=barrier), range(CLIENTS)))
+            send_one = functools.partial(send, note=f"round {round_number}, writer", etag=etag, barrier=barrier)
+            answers = list(pool.map(send_one, range(CLIENTS)))
 
         statuses = sorted(status for status, _, _ in answers)
         assert statuses == [200] + [412] * (CLIENTS - 1), answers
