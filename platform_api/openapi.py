@@ -16,13 +16,14 @@ PLATFORM_PROBLEMS = {
     428: "If-Match is missing.",
 }
 
+_PATCHES = {
+    "Permit approved": {"stage": "procurement", "milestones": {"permitApprovedDate": "2026-05-04"}},
+    "A note, and the stage cleared": {"stage": None, "note": "Waiting on HOA"},
+}
 PATCH_EXAMPLES = [
-    OpenApiExample(
-        "Permit approved",
-        value={"stage": "procurement", "milestones": {"permitApprovedDate": "2026-05-04"}},
-        request_only=True,
-    ),
-    OpenApiExample("A note, and the stage cleared", value={"stage": None, "note": "Waiting on HOA"}, request_only=True),
+    OpenApiExample(name, value=value, request_only=True, media_type=media_type)
+    for media_type in ("application/merge-patch+json", "application/json")
+    for name, value in _PATCHES.items()
 ]
 
 

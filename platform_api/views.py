@@ -107,8 +107,14 @@ LIST_PARAMETERS = [
     OpenApiParameter("limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}),
 ]
 PROJECT_ID = OpenApiParameter("project_id", str, OpenApiParameter.PATH, description="The project's UUID.")
-ETAG_HEADER = OpenApiParameter(
-    "ETag", str, OpenApiParameter.HEADER, response=True, description="The project's version, for If-Match."
+ETAG_DESCRIPTION = "The project's version: send it as If-Match to PATCH."
+ETAG_HEADER = OpenApiParameter("ETag", str, OpenApiParameter.HEADER, response=[200], description=ETAG_DESCRIPTION)
+ETAG_HEADERS_OF_PATCH = OpenApiParameter(
+    "ETag",
+    str,
+    OpenApiParameter.HEADER,
+    response=[200, 412],
+    description=ETAG_DESCRIPTION + " On 412: the current one.",
 )
 
 
@@ -222,7 +228,7 @@ class ProjectDetailView(PlatformView):
         parameters=[
             PROJECT_ID,
             OpenApiParameter("If-Match", str, OpenApiParameter.HEADER, required=True, description="The ETag read."),
-            ETAG_HEADER,
+            ETAG_HEADERS_OF_PATCH,
         ],
         request={
             "application/merge-patch+json": PlatformPatchSerializer,
