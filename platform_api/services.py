@@ -31,15 +31,24 @@ from webhooks.services import project_event_endpoints, project_events_record
 
 @transaction.atomic
 def platform_key_issue(
-    *, name: str, scope: str = PlatformKeyScope.READ_WRITE, created_by: User | None = None
+    *,
+    name: str,
+    scope: str = PlatformKeyScope.READ_WRITE,
+    created_by: User | None = None,
+    key: str | None = None,
 ) -> tuple[PlatformKey, str]:
-    """Issue a platform key and return it with its secret, which is never retrievable again."""
+    """Issue a platform key and return it with its secret, which is never retrievable again.
+
+    `key` is for the demo seed only, which needs a stable key; everything else lets it be random.
+    """
     name = name.strip()
     if not name:
         raise ValidationError({"name": "A name is required: the audit log names the key by it."})
     if PlatformKey.objects.filter(name=name).exists():
         raise ValidationError({"name": f"A platform key named '{name}' already exists."})
-    key = f"{PLATFORM_KEY_PREFIX}{secrets.token_urlsafe(32)}"
+    key = key or f"{PLATFORM_KEY_PREFIX}{secrets.token_urlsafe(32)}"
+    if not key.startswith(PLATFORM_KEY_PREFIX):
+        raise ValidationError({"key": f"A platform key must start with '{PLATFORM_KEY_PREFIX}'."})
     platform_key = PlatformKey(
         name=name,
         scope=PlatformKeyScope(scope),

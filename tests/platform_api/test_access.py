@@ -200,3 +200,18 @@ def test_operators_issue_a_key_shown_once_and_revoke_it_in_the_admin(admin_clien
     platform_key.refresh_from_db()
     assert platform_key.is_revoked and platform_key.revoked_by is not None
     assert_401(bearer(key).get(platform_url("changes")), REVOKED)
+
+
+def test_seed_demo_prints_a_working_platform_key_that_stays_the_same(capsys, bearer):
+    call_command("seed_demo", "--base-url", "http://localhost:9000")
+    first, _ = capsys.readouterr()
+    call_command("seed_demo", "--base-url", "http://localhost:9000")
+    second, _ = capsys.readouterr()
+
+    key = first.split("Platform root:       http://localhost:9000/platform/api/v1/   key: ")[1].split()[0]
+    assert first == second
+    assert f"PLATFORM_KEY={key}" in first
+    assert PlatformKey.objects.filter(name="demo platform (seed_demo)").count() == 1
+    changes = bearer(key).get(platform_url("changes"), {"environment": "sandbox"})
+    assert changes.status_code == HTTPStatus.OK
+    assert len(changes.json()["items"]) == 2  # the demo's sandbox projects
