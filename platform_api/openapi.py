@@ -14,6 +14,8 @@ PLATFORM_PROBLEMS = {
     412: "If-Match does not match the project's ETag: it changed since you read it. `etag` is the current one.",
     415: "The patch is not application/merge-patch+json or application/json.",
     428: "If-Match is missing.",
+    503: "The project stayed locked by other writers (or the database was briefly unreachable); send it again "
+    "after `Retry-After` seconds.",
 }
 
 _PATCHES = {

@@ -1,13 +1,14 @@
 """Writes of the platform's API: its keys (operators) and the platform's own fields of a project (CONTRACT §13)."""
 
 import secrets
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.utils import timezone
 from rest_framework import status
 
@@ -119,13 +120,29 @@ class PreconditionFailed(ServiceError):
         self.headers = {"ETag": etag}
 
 
+class ProjectBusy(ServiceError):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    code = "project_busy"
+
+    def __init__(self) -> None:
+        super().__init__("The project is being written by others right now; send the request again.")
+        self.headers = {"Retry-After": "1"}
+
+
 @dataclass(frozen=True)
 class PlatformUpdate:
     project: Project
     changed_fields: list[str]
 
 
-@transaction.atomic
+class _RowLocked(Exception):
+    pass
+
+
+LOCK_ATTEMPTS = 40
+_LOCK_NOT_AVAILABLE = "55P03"  # PostgreSQL's lock_not_available, what FOR UPDATE NOWAIT raises
+
+
 def project_platform_update(
     *, project: Project, if_match: str, changes: dict[str, Any], platform_key: PlatformKey
 ) -> PlatformUpdate:
@@ -133,11 +150,34 @@ def project_platform_update(
     still matches its ETag; a change moves its updatedDate, tells the partner's webhooks (project.updated with
     changedFields) and is audited with the key's name. Nothing changing keeps updatedDate and the ETag.
 
-    The stamp is reserved first in the transaction (projects.change_log), before the row is locked, as every
-    writer of the change log takes its turn: so two writers never wait for each other in the opposite order.
+    Each attempt reserves its stamp first and then locks the row without waiting: a push locks its row first and
+    the clock last, so waiting for the row while holding the clock could deadlock with it. A row locked by
+    another writer rolls the attempt back (letting the clock go) and tries again shortly; ProjectBusy (503) if
+    it stays locked.
     """
+    for attempt in range(LOCK_ATTEMPTS):
+        try:
+            return _project_platform_update_attempt(
+                project=project, if_match=if_match, changes=changes, platform_key=platform_key
+            )
+        except _RowLocked:
+            time.sleep(min(0.002 * 2**attempt, 0.05))
+    raise ProjectBusy()
+
+
+@transaction.atomic
+def _project_platform_update_attempt(
+    *, project: Project, if_match: str, changes: dict[str, Any], platform_key: PlatformKey
+) -> PlatformUpdate:
     stamp = change_stamps_reserve(partner_id=project.partner_id, environment=project.environment, count=1)[0]
-    project = Project.objects.select_related("partner").select_for_update(of=("self",)).get(pk=project.pk)
+    try:
+        project = (
+            Project.objects.select_related("partner").select_for_update(nowait=True, of=("self",)).get(pk=project.pk)
+        )
+    except OperationalError as error:
+        if getattr(error.__cause__, "sqlstate", None) == _LOCK_NOT_AVAILABLE:
+            raise _RowLocked from error
+        raise
     if project.deleted_date is not None:
         raise ProjectGone(project)
     if not etag_matches(if_match=if_match, etag=project_etag(project)):

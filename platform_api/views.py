@@ -237,7 +237,7 @@ class ProjectDetailView(PlatformView):
         examples=PATCH_EXAMPLES,
         responses={
             200: PlatformProjectSerializer,
-            **problem_responses(400, 401, 403, 404, 410, 412, 415, 428, descriptions=PLATFORM_PROBLEMS),
+            **problem_responses(400, 401, 403, 404, 410, 412, 415, 428, 503, descriptions=PLATFORM_PROBLEMS),
         },
     )
     def patch(self, request: Request, project_id: str) -> Response:

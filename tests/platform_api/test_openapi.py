@@ -46,7 +46,7 @@ def test_the_platform_root_has_a_valid_document_of_its_own(schema):
         ("/changes", "get", {"200", "400", "401"}),
         ("/projects", "get", {"200", "400", "401", "404"}),
         ("/projects/{project_id}", "get", {"200", "401", "404", "410"}),
-        ("/projects/{project_id}", "patch", {"200", "400", "401", "403", "404", "410", "412", "415", "428"}),
+        ("/projects/{project_id}", "patch", {"200", "400", "401", "403", "404", "410", "412", "415", "428", "503"}),
     ],
 )
 def test_every_error_is_documented_as_problem_json(schema, path, method, statuses):
