@@ -215,3 +215,31 @@ def test_seed_demo_prints_a_working_platform_key_that_stays_the_same(capsys, bea
     changes = bearer(key).get(platform_url("changes"), {"environment": "sandbox"})
     assert changes.status_code == HTTPStatus.OK
     assert len(changes.json()["items"]) == 2  # the demo's sandbox projects
+
+
+def test_another_method_is_a_405_problem(platform_client):
+    response = platform_client.post(platform_url("changes"), {}, format="json")
+
+    assert response.status_code == HTTPStatus.METHOD_NOT_ALLOWED
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json() == problem(405, 'Method "POST" not allowed.', "method_not_allowed")
+
+
+def test_a_crash_or_an_outage_is_a_problem_not_a_page(platform_client, monkeypatch):
+    from django.db import OperationalError
+
+    from platform_api import views
+
+    client = APIClient(raise_request_exception=False)
+    client.credentials(HTTP_AUTHORIZATION=platform_client._credentials["HTTP_AUTHORIZATION"])
+
+    monkeypatch.setattr(views, "project_changes", lambda **kwargs: 1 / 0)
+    crashed = client.get(platform_url("changes"))
+    monkeypatch.setattr(views, "project_changes", lambda **kwargs: (_ for _ in ()).throw(OperationalError("down")))
+    unavailable = client.get(platform_url("changes"))
+
+    assert crashed.status_code == HTTPStatus.INTERNAL_SERVER_ERROR
+    assert crashed["Content-Type"] == "application/problem+json"
+    assert crashed.json()["code"] == "error"
+    assert unavailable.status_code == HTTPStatus.SERVICE_UNAVAILABLE
+    assert unavailable.json()["code"] == "unavailable"
