@@ -155,10 +155,12 @@ def project_platform_update(
     another writer rolls the attempt back (letting the clock go) and tries again shortly; ProjectBusy (503) if
     it stays locked.
     """
+    # Read before the transaction, as a push does: the change clock is not held for it.
+    endpoints = project_event_endpoints(partner_id=project.partner_id, environment=project.environment)
     for attempt in range(LOCK_ATTEMPTS):
         try:
             return _project_platform_update_attempt(
-                project=project, if_match=if_match, changes=changes, platform_key=platform_key
+                project=project, if_match=if_match, changes=changes, platform_key=platform_key, endpoints=endpoints
             )
         except _RowLocked:
             time.sleep(min(0.002 * 2**attempt, 0.05))
@@ -167,7 +169,7 @@ def project_platform_update(
 
 @transaction.atomic
 def _project_platform_update_attempt(
-    *, project: Project, if_match: str, changes: dict[str, Any], platform_key: PlatformKey
+    *, project: Project, if_match: str, changes: dict[str, Any], platform_key: PlatformKey, endpoints: list[dict]
 ) -> PlatformUpdate:
     stamp = change_stamps_reserve(partner_id=project.partner_id, environment=project.environment, count=1)[0]
     try:
@@ -191,7 +193,6 @@ def _project_platform_update_attempt(
     project.updated_date = project.platform_updated_date = stamp
     project.save(update_fields=[*changed, "updated_date", "platform_updated_date"])
     project.changed_fields = changed_fields
-    endpoints = project_event_endpoints(partner_id=project.partner_id, environment=project.environment)
     project_events_record(
         endpoints=endpoints, partner_id=project.partner_id, environment=project.environment, projects=[project]
     )
