@@ -31,7 +31,10 @@ def project_changes(*, environment: str, after: tuple[datetime, uuid.UUID] | Non
     projects = followers_visible(Project.objects.filter(environment=environment))
     if after is not None:
         updated_date, project_id = after
-        projects = projects.filter(Q(updated_date__gt=updated_date) | Q(updated_date=updated_date, id__gt=project_id))
+        # The >= bounds the index range scan; the OR only sorts out the rows of that one updatedDate.
+        projects = projects.filter(updated_date__gte=updated_date).filter(
+            Q(updated_date__gt=updated_date) | Q(id__gt=project_id)
+        )
     rows = list(projects.select_related("partner").order_by("updated_date", "id")[: limit + 1])
     return ChangesPage(projects=rows[:limit], has_more=len(rows) > limit)
 
