@@ -17,6 +17,7 @@ class AuditAction(models.TextChoices):
     REPROCESS_REQUESTED = "reprocess_requested", "Reprocessing requested"
     PROJECT_DELETED = "project_deleted", "Project deleted by the partner's CRM"
     PROJECT_RESTORED = "project_restored", "Project restored by an operator"
+    PLATFORM_WRITE = "platform_write", "Platform write"
 
 
 class AuditEvent(models.Model):

@@ -20,14 +20,17 @@ from ingest.selectors import mapping_rules_for_partner, mapping_rules_of_version
 from integration_service.rows import instance_from_row, row_insert, rows_select, rows_update
 from partners.choices import Environment
 from partners.models import ClientId, Partner, User
-from projects.canonical import CANONICAL_ATTNAMES
+from projects.canonical import CANONICAL_ATTNAMES, CANONICAL_FIELDS
 from projects.change_log import change_stamps_reserve
 from projects.choices import MappingStatus
 from projects.models import Project
+from projects.platform_fields import PLATFORM_ATTNAMES
 from projects.totals import projects_changed
 from webhooks.services import project_event_endpoints, project_events_record
 
 NORMALIZED_ATTNAMES = (*CANONICAL_ATTNAMES, "mapping_status", "issues")
+# Their names in a project.updated event's changedFields (webhooks/services.py).
+NORMALIZED_NAMES = (*(field.name for field in CANONICAL_FIELDS), "mappingStatus", "issues")
 REPROCESS_FAILED_EXAMPLES = 20
 
 logger = logging.getLogger(__name__)
@@ -76,6 +79,13 @@ def _normalized_state(project: Project) -> tuple:
     return tuple(getattr(project, attname) for attname in NORMALIZED_ATTNAMES)
 
 
+def project_changed_fields_add(project: Project, names: Sequence[str]) -> None:
+    """Add to the names of what changed on the project in this transaction (`project.changed_fields`): a
+    project.updated event carries them as its changedFields. A batch applying one id twice adds up both."""
+    known = getattr(project, "changed_fields", [])
+    project.changed_fields = known + [name for name in names if name not in known]
+
+
 def project_apply_normalization(*, project: Project, result: NormalizationResult) -> bool:
     """Set the project's canonical fields, issues and status from a normalization; True if anything changed."""
     before = _normalized_state(project)
@@ -83,7 +93,12 @@ def project_apply_normalization(*, project: Project, result: NormalizationResult
         setattr(project, attname, value)
     project.mapping_status = result.mapping_status
     project.issues = result.issues
-    return _normalized_state(project) != before
+    after = _normalized_state(project)
+    if after == before:
+        return False
+    changed = [name for name, old, new in zip(NORMALIZED_NAMES, before, after, strict=True) if old != new]
+    project_changed_fields_add(project, changed)
+    return True
 
 
 def project_normalization_outdated(*, project: Project, rules: Sequence[FieldRule]) -> bool:
@@ -92,7 +107,10 @@ def project_normalization_outdated(*, project: Project, rules: Sequence[FieldRul
     return project_apply_normalization(project=copy.copy(project), result=result)
 
 
-_PROJECT_STATE = ("id", "submitted_date", "updated_date", "deleted_date", "source_data", *NORMALIZED_ATTNAMES)
+# The platform's fields are read, never written: a change event's project body has them.
+_PROJECT_STATE = (
+    "id", "submitted_date", "updated_date", "deleted_date", "source_data", *NORMALIZED_ATTNAMES, *PLATFORM_ATTNAMES
+)
 _PROJECT_WRITE = ("submitted_date", "deleted_date", "source_data", *NORMALIZED_ATTNAMES)  # and updated_date, stamped
 
 
@@ -126,6 +144,8 @@ def project_apply_push(*, project: Project, data: dict, rules: list[FieldRule]) 
     source_changed = source_data != project.source_data
     project.source_data = source_data
     fields_changed = project_apply_normalization(project=project, result=normalize(source_data, rules))
+    if source_changed:
+        project_changed_fields_add(project, ["data"])
     return source_changed or fields_changed
 
 
@@ -292,8 +312,14 @@ def projects_reprocess(
         with transaction.atomic():
             stamps = iter(change_stamps_reserve(count=batch_size))  # before the batch's first write (its lock)
             batch_query = projects.order_by("environment", "external_id").only(
-                "id", "environment", "external_id", "submitted_date", "source_data", *NORMALIZED_ATTNAMES
-            )  # submitted_date: a change event's project body has it
+                "id",
+                "environment",
+                "external_id",
+                "submitted_date",
+                "source_data",
+                *NORMALIZED_ATTNAMES,
+                *PLATFORM_ATTNAMES,
+            )  # submitted_date and the platform's fields: a change event's project body has them
             if last is not None:
                 later = Q(environment=last.environment, external_id__gt=last.external_id)
                 batch_query = batch_query.filter(Q(environment__gt=last.environment) | later)

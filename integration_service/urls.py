@@ -10,6 +10,8 @@ from integration_service.views import api_not_found
 from observability import views as observability
 from partners.choices import Environment
 from partners.views import LoginView
+from platform_api.openapi import platform_schema_settings
+from platform_api.urls import platform_patterns
 from projects.views import ProjectDetailView, ProjectListView
 
 # The same endpoints under both roots; the root decides the environment every view and check works in.
@@ -35,6 +37,9 @@ roots = {
 }
 
 
+platform_root = path("platform/api/v1/", include((platform_patterns, "platform"), namespace="platform"))
+
+
 def schema_view(environment: str):
     """One OpenAPI document per root, with that root as its only server."""
     return SchemaView.as_view(patterns=[roots[environment]], custom_settings=root_schema_settings(environment))
@@ -49,8 +54,14 @@ urlpatterns = [
     path("sandbox/api/v1/schema/", schema_view(Environment.SANDBOX), name="sandbox-schema"),
     path("api/v1/schema/", schema_view(Environment.PRODUCTION), name="schema"),
     path("api/v1/docs/", SwaggerView.as_view(url_name="sandbox-schema"), name="swagger-ui"),
+    path(
+        "platform/api/v1/schema/",
+        SchemaView.as_view(patterns=[platform_root], custom_settings=platform_schema_settings()),
+        name="platform-schema",
+    ),
     roots[Environment.PRODUCTION],
     roots[Environment.SANDBOX],
-    re_path(r"^(?:api|sandbox)(?:/.*)?$", api_not_found),
+    platform_root,
+    re_path(r"^(?:api|sandbox|platform)(?:/.*)?$", api_not_found),
     path("", RedirectView.as_view(url="/admin/", permanent=False)),
 ]

@@ -106,6 +106,8 @@ class Project(models.Model):
                 fields=["partner", "environment", "submitted_date", "id", "updated_date", "deleted_date"],
                 name="project_submitted_idx",
             ),
+            # The platform's changes feed and its list across partners (platform_api/selectors.py).
+            models.Index(fields=["environment", "updated_date", "id"], name="project_env_changes_idx"),
         ]  # Every push updates its project and every index with it: keep these few (bench/README.md).
 
     def __str__(self) -> str:

@@ -5,8 +5,9 @@ from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
 from projects.canonical import CANONICAL_FIELDS, CanonicalField, format_decimal
-from projects.choices import MappingStatus, ProjectStatus
+from projects.choices import MappingStatus, PlatformStage, ProjectStatus
 from projects.models import Project
+from projects.platform_fields import PLATFORM_MILESTONES, platform_representation
 
 
 class PlainDecimalField(serializers.DecimalField):
@@ -69,6 +70,7 @@ def project_representation(project: Project) -> dict:
     for name, attname, render in _CANONICAL_RENDERERS:
         value = getattr(project, attname)
         body[name] = render(value) if render and value is not None else value
+    body["platform"] = platform_representation(project)
     body["data"] = project.source_data
     return body
 
@@ -93,6 +95,27 @@ def project_pulled_representation(project: Project) -> dict:
     return project_representation(project)
 
 
+PlatformMilestonesSerializer = type(
+    "PlatformMilestonesSerializer",
+    (serializers.Serializer,),
+    {
+        **{name: serializers.DateField(read_only=True, allow_null=True) for name in PLATFORM_MILESTONES},
+        "__doc__": "The platform's milestone dates (YYYY-MM-DD), null until the platform sets them.",
+    },
+)
+
+
+class PlatformStateSerializer(serializers.Serializer):
+    """What the platform keeps on the project (CONTRACT §13): written only by the platform, never by a push."""
+
+    stage = serializers.ChoiceField(choices=PlatformStage.choices, read_only=True, allow_null=True)
+    milestones = PlatformMilestonesSerializer(read_only=True)
+    note = serializers.CharField(read_only=True, allow_null=True)
+    updatedDate = serializers.DateTimeField(
+        read_only=True, allow_null=True, help_text="The last platform write that changed something; null before."
+    )
+
+
 class _ProjectSerializerBase(serializers.Serializer):
     id = serializers.UUIDField(read_only=True)
     externalId = serializers.CharField(source="external_id", read_only=True)
@@ -115,6 +138,7 @@ ProjectSerializer = type(
     (_ProjectSerializerBase,),
     {
         **{field.name: _canonical_serializer_field(field) for field in CANONICAL_FIELDS},
+        "platform": PlatformStateSerializer(read_only=True),
         # Not read-only, so that the schema does not require it: a list asked with exclude=data leaves it out.
         "data": serializers.JSONField(source="source_data", required=False),
         "__doc__": "A project as the partner pulls it: envelope, canonical fields (null when unmapped), source data.",

@@ -125,23 +125,24 @@ def _event_id() -> str:
     return "evt_" + secrets.token_hex(16)
 
 
-def _body(*, event_type: str, event_id: str, timestamp: str, data: dict) -> str:
+def _body(*, event_type: str, event_id: str, timestamp: str, data: dict, extra: dict | None = None) -> str:
     # As the API writes JSON (DRF's renderer): compact, UTF-8 kept as is.
-    body = {"type": event_type, "id": event_id, "timestamp": timestamp, "data": data}
+    body = {"type": event_type, "id": event_id, "timestamp": timestamp, "data": data, **(extra or {})}
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
 def _record(*, partner_id: int, environment: str, event_type: str, endpoints: list[dict], items: list) -> None:
-    """Write events of one type (each a timestamp and data) with a delivery per endpoint, and have the worker
-    deliver them once this transaction commits. `endpoints`: the subscribed ones, from `endpoints_subscribed`."""
+    """Write events of one type (each a timestamp, data, and members of the body after data or None) with a
+    delivery per endpoint, and have the worker deliver them once this transaction commits. `endpoints`: the
+    subscribed ones, from `endpoints_subscribed`."""
     if not endpoints or not items:
         return
     now = timezone.now()
     retry_until = now + timedelta(seconds=settings.WEBHOOK_RETRY_FOR_SECONDS)
     events = []
-    for timestamp, data in items:
+    for timestamp, data, extra in items:
         event_id = _event_id()
-        body = _body(event_type=event_type, event_id=event_id, timestamp=timestamp, data=data)
+        body = _body(event_type=event_type, event_id=event_id, timestamp=timestamp, data=data, extra=extra)
         events.append(
             {
                 "id": event_id,
@@ -197,8 +198,9 @@ def project_events_record(
 ) -> None:
     """`project.deleted` (those deleted: data is the tombstone), `project.created` (those in `created`) and
     `project.updated` (the others, restored ones too) for projects of one partner environment that were just
-    stamped: `data` is each project as the pull returns it, `timestamp` its updatedDate. Nothing at all without
-    endpoints."""
+    stamped: `data` is each project as the pull returns it, `timestamp` its updatedDate. A project.updated also has
+    `changedFields`: what its writer listed in `project.changed_fields` (camelCase names, "data" for source data,
+    "platform.stage"...; see ingest/services.py and platform_api/). Nothing at all without endpoints."""
     if not endpoints or not projects:
         return
     created_ids = {project.pk for project in created}
@@ -210,7 +212,10 @@ def project_events_record(
         items = []
         for project in chosen:
             data = project_pulled_representation(project)
-            items.append((data["updatedDate"], data))
+            extra = None
+            if event_type == EventType.PROJECT_UPDATED:
+                extra = {"changedFields": list(getattr(project, "changed_fields", []))}
+            items.append((data["updatedDate"], data, extra))
         _record(
             partner_id=partner_id, environment=environment, event_type=event_type, endpoints=subscribed, items=items
         )
@@ -232,7 +237,7 @@ def partner_event_record(*, partner: Partner, event_type: str) -> None:
         "productionCleared": partner.is_cleared_for_production,
         "productionBaseUrl": f"{settings.PUBLIC_BASE_URL}/api/v1/",
     }
-    items = [(iso_datetime(now), data)]
+    items = [(iso_datetime(now), data, None)]
     for environment in Environment.values:
         endpoints = endpoints_subscribed(partner_id=partner.pk, environment=environment, event_type=event_type)
         _record(partner_id=partner.pk, environment=environment, event_type=event_type, endpoints=endpoints, items=items)
