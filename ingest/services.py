@@ -109,7 +109,13 @@ def project_normalization_outdated(*, project: Project, rules: Sequence[FieldRul
 
 # The platform's fields are read, never written: a change event's project body has them.
 _PROJECT_STATE = (
-    "id", "submitted_date", "updated_date", "deleted_date", "source_data", *NORMALIZED_ATTNAMES, *PLATFORM_ATTNAMES
+    "id",
+    "submitted_date",
+    "updated_date",
+    "deleted_date",
+    "source_data",
+    *NORMALIZED_ATTNAMES,
+    *PLATFORM_ATTNAMES,
 )
 _PROJECT_WRITE = ("submitted_date", "deleted_date", "source_data", *NORMALIZED_ATTNAMES)  # and updated_date, stamped
 
