@@ -9,7 +9,6 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.db import transaction
 from django.utils import timezone
 
 from ingest.delete_services import (
@@ -31,7 +30,7 @@ from ingest.services import (
 from integration_service.errors import ServiceError
 from integration_service.rows import instance_from_row, rows_insert, rows_insert_or_lock, rows_select_in
 from partners.models import ClientId, User
-from projects.change_log import change_stamps_reserve
+from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
 from projects.errors import ProjectNotFound
 from projects.models import Project
 from projects.totals import projects_changed
@@ -98,7 +97,7 @@ def _projects_lock_or_create(*, key: dict, external_ids: list[str]) -> tuple[dic
     return projects, created
 
 
-@transaction.atomic
+@stamped_transaction
 def push_batch_receive(
     *,
     client_id: ClientId,
@@ -123,6 +122,8 @@ def push_batch_receive(
     rules = push_rules(partner_id=partner_id, environment=environment, context=context)
     key = {"partner_id": partner_id, "environment": environment}
     projects, created_ids = _projects_lock_or_create(key=key, external_ids=external_ids)
+    existing = [project for external_id, project in projects.items() if external_id not in created_ids]
+    change_stamps_check(first=stamps[0], locked=existing)
     received_at = timezone.now()
     results: list[PushResult | DeleteResult | RecordRefused] = []
     changed_projects: dict[str, Project] = {}

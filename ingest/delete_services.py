@@ -9,7 +9,6 @@ project, tells the list totals (the live set changed) and writes its event in th
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db import transaction
 from django.utils import timezone
 
 from audit.models import AuditAction, AuditEvent
@@ -19,7 +18,7 @@ from ingest.selectors import mapping_rules_for_partner
 from ingest.services import NORMALIZED_ATTNAMES, PushContext, project_apply_normalization
 from partners.choices import Environment
 from partners.models import ClientId, User
-from projects.change_log import change_stamps_reserve
+from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
 from projects.errors import ProjectNotFound
 from projects.models import Project
 from projects.totals import projects_changed
@@ -54,7 +53,7 @@ def project_apply_restore(*, project: Project) -> bool:
     return True
 
 
-@transaction.atomic
+@stamped_transaction
 def project_delete(
     *, client_id: ClientId, user: User, environment: str, external_id: str, context: PushContext | None = None
 ) -> DeleteResult:
@@ -76,6 +75,7 @@ def project_delete(
         raise ProjectNotFound()
     if not project_apply_delete(project=project, deleted_at=deleted_at):
         return DeleteResult(project=project, changed=False)
+    change_stamps_check(first=stamp, locked=[project])
     project.updated_date = stamp
     project.save(update_fields=["deleted_date", "updated_date"])
     projects_changed(partner_id=partner_id, environment=environment, created=True)  # the live set changed
@@ -110,7 +110,7 @@ def projects_deleted_audit(*, projects: list[Project], user: User | None) -> Non
         AuditEvent.objects.bulk_create([project_deleted_audit(project=project, user=user) for project in projects])
 
 
-@transaction.atomic
+@stamped_transaction
 def project_restore(*, project_id: object, restored_by: User | None) -> Project | None:
     """An operator's restore of a deleted project: live again, normalized with the mapping version its environment
     uses now (reprocessing skips deleted projects), a new updatedDate and a `project.updated` event, and in the
@@ -122,6 +122,7 @@ def project_restore(*, project_id: object, restored_by: User | None) -> Project 
     project = Project.objects.select_for_update().filter(pk=project_id).first()
     if project is None or not project_apply_restore(project=project):
         return None
+    change_stamps_check(first=stamp, locked=[project])
     rules = mapping_rules_for_partner(partner_id=project.partner_id, environment=project.environment)
     project_apply_normalization(project=project, result=normalize(project.source_data, rules))
     project.updated_date = stamp

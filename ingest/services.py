@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from audit.models import AuditAction
@@ -21,7 +21,7 @@ from integration_service.rows import instance_from_row, row_insert, rows_select,
 from partners.choices import Environment
 from partners.models import ClientId, Partner, User
 from projects.canonical import CANONICAL_ATTNAMES, CANONICAL_FIELDS
-from projects.change_log import change_stamps_reserve
+from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
 from projects.choices import MappingStatus
 from projects.models import Project
 from projects.platform_fields import PLATFORM_ATTNAMES
@@ -218,7 +218,7 @@ def push_rules(*, partner_id: int, environment: str, context: PushContext | None
     return mapping_rules_of_version(version_id=context.mapping_version_id)
 
 
-@transaction.atomic
+@stamped_transaction
 def push_receive(
     *,
     client_id: ClientId,
@@ -241,6 +241,8 @@ def push_receive(
     rules = push_rules(partner_id=partner_id, environment=environment, context=context)
     key = {"partner_id": partner_id, "environment": environment, "external_id": external_id}
     project, created = _project_lock_or_create(key=key)
+    if not created:
+        change_stamps_check(first=stamps[0], locked=[project])
     restored = project.deleted_date is not None  # a push of a deleted project's id restores it (CONTRACT §12)
     project.deleted_date = None
     changed = project_apply_push(project=project, data=data, rules=rules) or created or restored
@@ -312,47 +314,14 @@ def projects_reprocess(
         projects = projects.filter(environment=environment)
     total = projects.count()
     done = changed = 0
-    failed = []
+    failed: list[str] = []
     last = None
     while True:
-        with transaction.atomic():
-            stamps = iter(change_stamps_reserve(count=batch_size))  # before the batch's first write (its lock)
-            batch_query = projects.order_by("environment", "external_id").only(
-                "id",
-                "environment",
-                "external_id",
-                "submitted_date",
-                "source_data",
-                *NORMALIZED_ATTNAMES,
-                *PLATFORM_ATTNAMES,
-            )  # submitted_date and the platform's fields: a change event's project body has them
-            if last is not None:
-                later = Q(environment=last.environment, external_id__gt=last.external_id)
-                batch_query = batch_query.filter(Q(environment__gt=last.environment) | later)
-            batch = list(batch_query.select_for_update()[:batch_size])
-            if not batch:
-                break
-            updated: dict[str, list[Project]] = {}
-            for project in batch:
-                result, failure = _normalized_or_failure(project, rules[project.environment])
-                if failure:
-                    failed.append(project.external_id)
-                if project_apply_normalization(project=project, result=result):
-                    updated.setdefault(project.environment, []).append(project)
-            for environment_updated, projects_updated in sorted(updated.items()):
-                endpoints = project_event_endpoints(partner_id=partner.pk, environment=environment_updated)
-                projects_write_stamped(
-                    projects=projects_updated,
-                    attnames=NORMALIZED_ATTNAMES,
-                    stamps=[next(stamps) for _ in projects_updated],
-                )
-                projects_changed(partner_id=partner.pk, environment=environment_updated, created=False)
-                project_events_record(
-                    endpoints=endpoints,
-                    partner_id=partner.pk,
-                    environment=environment_updated,
-                    projects=projects_updated,
-                )
+        batch, updated = _reprocess_batch(
+            projects=projects, after=last, batch_size=batch_size, rules=rules, partner_id=partner.pk, failed=failed
+        )
+        if not batch:
+            break
         last = batch[-1]
         done += len(batch)
         changed += sum(map(len, updated.values()))
@@ -361,6 +330,60 @@ def projects_reprocess(
     return ReprocessSummary(
         total=done, changed=changed, failed=len(failed), failed_examples=failed[:REPROCESS_FAILED_EXAMPLES]
     )
+
+
+@stamped_transaction
+def _reprocess_batch(
+    *,
+    projects: QuerySet,
+    after: Project | None,
+    batch_size: int,
+    rules: dict[str, list[FieldRule]],
+    partner_id: int,
+    failed: list[str],
+) -> tuple[list[Project], dict[str, list[Project]]]:
+    """Normalize and write the next batch of `projects` after `after` in one transaction: the batch and, by
+    environment, the projects it changed. Appends the external ids whose normalization raised to `failed`."""
+    stamps = change_stamps_reserve(count=batch_size)  # before the batch's first write (its lock)
+    batch_query = projects.order_by("environment", "external_id").only(
+        "id",
+        "environment",
+        "external_id",
+        "submitted_date",
+        "updated_date",
+        "source_data",
+        *NORMALIZED_ATTNAMES,
+        *PLATFORM_ATTNAMES,
+    )  # submitted_date and the platform's fields: a change event's project body has them
+    if after is not None:
+        later = Q(environment=after.environment, external_id__gt=after.external_id)
+        batch_query = batch_query.filter(Q(environment__gt=after.environment) | later)
+    batch = list(batch_query.select_for_update()[:batch_size])
+    if not batch:
+        return [], {}
+    change_stamps_check(first=stamps[0], locked=batch)
+    unused_stamps = iter(stamps)
+    updated: dict[str, list[Project]] = {}
+    failures = []
+    for project in batch:
+        result, failure = _normalized_or_failure(project, rules[project.environment])
+        if failure:
+            failures.append(project.external_id)
+        if project_apply_normalization(project=project, result=result):
+            updated.setdefault(project.environment, []).append(project)
+    for environment_updated, projects_updated in sorted(updated.items()):
+        endpoints = project_event_endpoints(partner_id=partner_id, environment=environment_updated)
+        projects_write_stamped(
+            projects=projects_updated,
+            attnames=NORMALIZED_ATTNAMES,
+            stamps=[next(unused_stamps) for _ in projects_updated],
+        )
+        projects_changed(partner_id=partner_id, environment=environment_updated, created=False)
+        project_events_record(
+            endpoints=endpoints, partner_id=partner_id, environment=environment_updated, projects=projects_updated
+        )
+    failed.extend(failures)  # once the batch is written: an attempt started again does not count them twice
+    return batch, updated
 
 
 def projects_reprocess_from_command(

@@ -1,14 +1,13 @@
 """Writes of the platform's API: its keys (operators) and the platform's own fields of a project (CONTRACT §13)."""
 
 import secrets
-import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import OperationalError, transaction
+from django.db import transaction
 from django.utils import timezone
 from rest_framework import status
 
@@ -20,7 +19,7 @@ from partners.selectors import client_id_hash
 from partners.services import VISIBLE_PREFIX_LENGTH
 from platform_api.choices import PLATFORM_KEY_PREFIX, PlatformKeyScope
 from platform_api.models import PlatformKey
-from projects.change_log import change_stamps_reserve
+from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
 from projects.models import Project
 from projects.platform_fields import PLATFORM_FIELD_NAMES
 from projects.serializers import iso_datetime
@@ -122,27 +121,10 @@ class PreconditionFailed(ServiceError):
         )
 
 
-class ProjectBusy(ServiceError):
-    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
-    code = "project_busy"
-
-    def __init__(self) -> None:
-        super().__init__("The project is being written by others right now; send the request again.")
-        self.headers = {"Retry-After": "1"}
-
-
 @dataclass(frozen=True)
 class PlatformUpdate:
     project: Project
     changed_fields: list[str]
-
-
-class _RowLocked(Exception):
-    pass
-
-
-LOCK_ATTEMPTS = 40
-_LOCK_NOT_AVAILABLE = "55P03"  # PostgreSQL's lock_not_available, what FOR UPDATE NOWAIT raises
 
 
 def project_platform_update(
@@ -152,36 +134,22 @@ def project_platform_update(
     still matches its ETag; a change moves its updatedDate, tells the partner's webhooks (project.updated with
     changedFields) and is audited with the key's name. Nothing changing keeps updatedDate and the ETag.
 
-    Each attempt reserves its stamp first and then locks the row without waiting: a push locks its row first and
-    the clock last, so waiting for the row while holding the clock could deadlock with it. A row locked by
-    another writer rolls the attempt back (letting the clock go) and tries again shortly; ProjectBusy (503) if
-    it stays locked.
+    The stamp is reserved first in the transaction, then the row is locked (projects/change_log.py); a push of
+    the same project that committed a later stamp meanwhile starts the write again (`stamped_transaction`).
     """
-    # Read before the transaction, as a push does: the change clock is not held for it.
+    # Read before the transaction, as a push does.
     endpoints = project_event_endpoints(partner_id=project.partner_id, environment=project.environment)
-    for attempt in range(LOCK_ATTEMPTS):
-        try:
-            return _project_platform_update_attempt(
-                project=project, if_match=if_match, changes=changes, platform_key=platform_key, endpoints=endpoints
-            )
-        except _RowLocked:
-            time.sleep(min(0.002 * 2**attempt, 0.05))
-    raise ProjectBusy()
+    return _project_platform_update_locked(
+        project=project, if_match=if_match, changes=changes, platform_key=platform_key, endpoints=endpoints
+    )
 
 
-@transaction.atomic
-def _project_platform_update_attempt(
+@stamped_transaction
+def _project_platform_update_locked(
     *, project: Project, if_match: str, changes: dict[str, Any], platform_key: PlatformKey, endpoints: list[dict]
 ) -> PlatformUpdate:
     stamp = change_stamps_reserve(partner_id=project.partner_id, environment=project.environment, count=1)[0]
-    try:
-        project = (
-            Project.objects.select_related("partner").select_for_update(nowait=True, of=("self",)).get(pk=project.pk)
-        )
-    except OperationalError as error:
-        if getattr(error.__cause__, "sqlstate", None) == _LOCK_NOT_AVAILABLE:
-            raise _RowLocked from error
-        raise
+    project = Project.objects.select_related("partner").select_for_update(of=("self",)).get(pk=project.pk)
     if project.deleted_date is not None:
         raise ProjectGone(project)
     if not etag_matches(if_match=if_match, etag=project_etag(project)):
@@ -189,6 +157,7 @@ def _project_platform_update_attempt(
     changed = [attname for attname, value in changes.items() if getattr(project, attname) != value]
     if not changed:
         return PlatformUpdate(project=project, changed_fields=[])
+    change_stamps_check(first=stamp, locked=[project])
     changed_fields = [PLATFORM_FIELD_NAMES[attname] for attname in PLATFORM_FIELD_NAMES if attname in changed]
     for attname in changed:
         setattr(project, attname, changes[attname])

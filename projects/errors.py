@@ -24,3 +24,14 @@ class ProjectNotFound(ServiceError):
     status_code = status.HTTP_404_NOT_FOUND
     code = "not_found"
     default_detail = "No project with this id of your CRM exists for your partner in this environment."
+
+
+class ChangesContended(ServiceError):
+    """A change that kept finding its rows written by later changes (projects/change_log.py): 503, safe to repeat."""
+
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    code = "project_busy"
+    default_detail = "The project is being written by others right now; nothing was stored. Send the request again."
+
+    def __init__(self) -> None:
+        super().__init__(headers={"Retry-After": "1"})
