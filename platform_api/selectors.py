@@ -1,10 +1,11 @@
 """Reads of the platform's API: its keys, the changes feed across partners, and projects of any partner."""
 
 import uuid
+from types import SimpleNamespace
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 
 from partners.models import Partner
 from partners.selectors import client_id_hash
@@ -20,8 +21,12 @@ def platform_key_get(*, key: str) -> PlatformKey | None:
 
 @dataclass(frozen=True)
 class ChangesPage:
-    projects: list[Project]
+    projects: list[SimpleNamespace]  # a project's columns by attname, and its partner's slug as partner_slug
     has_more: bool
+
+
+# Read as plain rows: building 500 model instances (and their partners) was most of a page's time.
+_FEED_COLUMNS = tuple(field.attname for field in Project._meta.concrete_fields)
 
 
 def project_changes(*, environment: str, after: tuple[datetime, uuid.UUID] | None, limit: int) -> ChangesPage:
@@ -35,7 +40,8 @@ def project_changes(*, environment: str, after: tuple[datetime, uuid.UUID] | Non
         projects = projects.filter(updated_date__gte=updated_date).filter(
             Q(updated_date__gt=updated_date) | Q(id__gt=project_id)
         )
-    rows = list(projects.select_related("partner").order_by("updated_date", "id")[: limit + 1])
+    rows = projects.order_by("updated_date", "id").values(*_FEED_COLUMNS, partner_slug=F("partner__slug"))
+    rows = [SimpleNamespace(**row) for row in rows[: limit + 1]]
     return ChangesPage(projects=rows[:limit], has_more=len(rows) > limit)
 
 

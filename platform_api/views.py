@@ -119,10 +119,10 @@ class ChangesView(PlatformView):
             items.append(
                 {
                     "cursor": cursor_encode(updated_date=project.updated_date, project_id=project.id),
-                    "partner": project.partner.slug,
+                    "partner": project.partner_slug,
                     "environment": project.environment,
                     "type": _change_type(project),
-                    "project": {**body, "partner": project.partner.slug},
+                    "project": {**body, "partner": project.partner_slug},
                 }
             )
         next_cursor = items[-1]["cursor"] if items else request.query_params.get("after")
