@@ -1,9 +1,9 @@
 """Reads of the platform's API: its keys, the changes feed across partners, and projects of any partner."""
 
 import uuid
-from types import SimpleNamespace
 from dataclasses import dataclass
 from datetime import datetime
+from types import SimpleNamespace
 
 from django.db.models import F, Q, QuerySet
 
