@@ -129,7 +129,8 @@ CACHE_KEY_PREFIX = os.environ.get("CACHE_KEY_PREFIX", "").strip() or str(DATABAS
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Django's, with one Redis client per process instead of one per call (integration_service/cache.py).
+            "BACKEND": "integration_service.cache.RedisCache",
             "LOCATION": REDIS_URL,
             # Likewise for a Redis that stops answering: a rate-limit check must not hold a thread for minutes.
             "OPTIONS": {
