@@ -16,8 +16,8 @@ from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 from integration_service.errors import ServiceError
-from partners.throttling import client_id_request_count_deferred
 from observability.request_ids import current_request_id
+from partners.throttling import client_id_request_count_deferred
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 

@@ -130,7 +130,11 @@ def _count_and_report(request: HttpRequest, *, client_id_pk: int, count_request:
     wait = (window + 1) * WINDOW_SECONDS - now
     reset_seconds = max(math.ceil(wait), 1)
     counted = _count(
-        client_id_pk=client_id_pk, window=window, request_limit=request_limit, records=records, record_limit=record_limit
+        client_id_pk=client_id_pk,
+        window=window,
+        request_limit=request_limit,
+        records=records,
+        record_limit=record_limit,
     )
     states = _rate_limits(request)
     if counted.requests is not None:
