@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_tasks",
+    "integration_service.worker",  # before django_tasks_db: its db_worker serves every queue by default
     "django_tasks_db",
     "partners",
     "projects",
