@@ -23,6 +23,8 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Callable
+from pathlib import Path
 
 import _setup
 from django.conf import settings
@@ -116,6 +118,38 @@ def measured(targets: dict, *, seconds: int, connections: int) -> dict:
     }
 
 
+def profiled(server: subprocess.Popen, directory: str, load: Callable[[], dict], seconds: int) -> None:
+    """py-spy samples each gunicorn worker while `load` runs (after the measured rows: sampling slows them), into
+    DIRECTORY/worker-PID.txt as collapsed stacks; bench/py_spy_summary.py tells where the time went."""
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    workers = subprocess.run(["pgrep", "-P", str(server.pid)], capture_output=True, text=True).stdout.split()
+    spies = [
+        subprocess.Popen(
+            [
+                "py-spy",
+                "record",
+                "--pid",
+                pid,
+                "--rate",
+                "100",
+                "--gil",
+                "--duration",
+                str(seconds),
+                "--format",
+                "raw",
+                "--output",
+                str(Path(directory) / f"worker-{pid}.txt"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for pid in workers
+    ]
+    load()
+    for spy in spies:
+        spy.wait(timeout=seconds + 30)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=int, default=20)
@@ -128,6 +162,7 @@ def main() -> None:
     parser.add_argument("--partners", type=int, default=8, help="partners the spread push row draws from")
     parser.add_argument("--ids", type=int, default=2000, help="ids per wrk thread (and partner), all created first")
     parser.add_argument("--only", choices=["baseline", "service"], help="run one server's rows only")
+    parser.add_argument("--py-spy", metavar="DIR", help="then profile the push row's workers with py-spy into DIR")
     args = parser.parse_args()
 
     call_command("migrate", verbosity=0)
@@ -192,6 +227,14 @@ def main() -> None:
                 ),
             }
             results.update(measured(targets, seconds=args.seconds, connections=args.connections))
+            if args.py_spy:
+                url, env, request = targets["push"]
+                profiled(
+                    server,
+                    args.py_spy,
+                    lambda: wrk(url, seconds=args.seconds, connections=args.connections, env=env, request=request),
+                    args.seconds,
+                )
         finally:
             stop(server)
 
