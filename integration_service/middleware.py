@@ -12,6 +12,7 @@ from integration_service.problems import problem_response
 
 logger = logging.getLogger("integration_service.errors")
 
+
 class ApiProblemMiddleware:
     """Keeps API routes JSON whatever happens: refuses oversized bodies unread, turns an outage of the database
     or of Redis (rate limits, login counters) into 503 and any other crash into 500, as problems.
