@@ -45,9 +45,9 @@ run: $(VENV)/.installed
 	@rm -rf $(METRICS_DIR) && mkdir -p $(METRICS_DIR)
 	@LOGINS=$$($(BIN)/python manage.py seed_demo --base-url http://127.0.0.1:$(PORT)) || exit 1; \
 	export PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR); \
-	$(BIN)/python manage.py db_worker --queue-name default,webhooks --batch --no-startup-delay --no-reload -v 0 \
+	$(BIN)/python manage.py db_worker --batch --no-startup-delay --no-reload -v 0 \
 		2>/dev/null; \
-	$(BIN)/python manage.py db_worker --queue-name default,webhooks & WORKER=$$!; \
+	$(BIN)/python manage.py db_worker & WORKER=$$!; \
 	$(BIN)/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:$(PORT) & SERVER=$$!; \
 	trap 'kill $$WORKER $$SERVER 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/python -c "$$WAIT_FOR_SERVER" http://127.0.0.1:$(PORT)/healthz && echo "$$LOGINS" && wait $$SERVER

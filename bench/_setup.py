@@ -1,5 +1,6 @@
 """Shared set-up for the benchmarks: Django on the database of DATABASE_URL (a PostgreSQL one, see README)."""
 
+import json
 import os
 import sys
 import time
@@ -86,4 +87,35 @@ def baseline_table_create() -> None:
         cursor.execute(
             "CREATE TABLE IF NOT EXISTS bench_baseline "
             "(external_id text PRIMARY KEY, data jsonb, updated_at timestamptz)"
+        )
+
+
+def projects_create(url: str, credentials: list[tuple[str, str]], ids: int) -> None:
+    """Every id bench/changing.lua's two wrk threads send (BENCH_IDS=`ids` each), for every partner, through the
+    batch endpoint at `url`, so that the measured pushes all update."""
+    for token, key in credentials:
+        for start in range(1, 2 * ids + 1, 500):
+            numbers = range(start, min(start + 500, 2 * ids + 1))
+            records = [{"id": f"HS-{number}", "data": hubspot_like_record(number)} for number in numbers]
+            request = urllib.request.Request(
+                url,
+                data=json.dumps({"records": records}).encode(),
+                headers={"Authorization": f"Bearer {token}", "ClientID": key, "Content-Type": "application/json"},
+                method="POST",
+            )
+            with urllib.request.urlopen(request, timeout=60) as answer:
+                assert answer.status == 200
+
+
+def baseline_rows_create(ids: int) -> None:
+    """The baseline's rows for the same ids, so that its measured upserts all update too."""
+    from django.db import connection
+
+    baseline_table_create()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO bench_baseline (external_id, data, updated_at) "
+            "SELECT 'HS-' || number, '{}'::jsonb, now() FROM generate_series(1, %s) AS number "
+            "ON CONFLICT (external_id) DO NOTHING",
+            [2 * ids],
         )

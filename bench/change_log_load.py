@@ -11,13 +11,11 @@ waiting, and every answer counted by HTTP status, record status (batches) and ch
 """
 
 import argparse
-import json
 import os
 import re
 import subprocess
 import sys
 import threading
-import urllib.request
 
 import _setup
 import psycopg
@@ -74,22 +72,6 @@ def run(url: str, *, seconds: int, connections: int, credentials: list, batch_si
     }
 
 
-def projects_create(url: str, credentials: list, ids: int) -> None:
-    """Every id the loads will send (both wrk threads' ranges), for every partner, through the batch endpoint."""
-    for token, key in credentials:
-        for start in range(1, 2 * ids + 1, 500):
-            numbers = range(start, min(start + 500, 2 * ids + 1))
-            records = [{"id": f"HS-{number}", "data": _setup.hubspot_like_record(number)} for number in numbers]
-            request = urllib.request.Request(
-                url,
-                data=json.dumps({"records": records}).encode(),
-                headers={"Authorization": f"Bearer {token}", "ClientID": key, "Content-Type": "application/json"},
-                method="POST",
-            )
-            with urllib.request.urlopen(request, timeout=60) as answer:
-                assert answer.status == 200
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=int, default=20)
@@ -125,7 +107,7 @@ def main() -> None:
         _setup.wait_until_serving(base)
         push_url = base + "/sandbox/api/v1/externals/push"
         batch_url = push_url + "/batch"
-        projects_create(batch_url, one + spread, args.ids)
+        _setup.projects_create(batch_url, one + spread, args.ids)
         loads = {  # name: (url, credentials, batch size)
             "push, 1 partner": (push_url, one, 0),
             f"push, {args.partners} partners": (push_url, spread, 0),

@@ -1,28 +1,13 @@
-"""The service's routes plus a baseline for bench/push_load.py: an endpoint that only upserts one row.
+"""The service's routes plus bench/baseline/'s upsert behind the service's middleware: push_cpu.py's baseline, and a
+row of push_load.py (its baseline until 2026-11-24, when the bare app of bench/baseline/ took that place).
 
 Mounted only when ROOT_URLCONF=bench.urls; the product never serves it.
 """
 
-import json
-
-from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import path
 from django.views.decorators.csrf import csrf_exempt
 
+from bench.baseline.views import upsert
 from integration_service.urls import urlpatterns as service_urlpatterns
 
-
-@csrf_exempt
-def baseline_upsert(request: HttpRequest) -> HttpResponse:
-    body = json.loads(request.body)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO bench_baseline (external_id, data, updated_at) VALUES (%s, %s::jsonb, now()) "
-            "ON CONFLICT (external_id) DO UPDATE SET data = EXCLUDED.data, updated_at = EXCLUDED.updated_at",
-            [str(body["id"]), json.dumps(body["data"])],
-        )
-    return JsonResponse({"id": body["id"]})
-
-
-urlpatterns = [path("bench/baseline-upsert", baseline_upsert), *service_urlpatterns]
+urlpatterns = [path("bench/baseline-upsert", csrf_exempt(upsert)), *service_urlpatterns]

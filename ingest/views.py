@@ -28,6 +28,7 @@ class PushView(APIView):
 
     operation_name = "push"
     schema_tag = "push"
+    rate_limit_counts_records = True  # the request is counted with its records, in one round trip
 
     parser_classes = [PushJSONParser]
 
@@ -93,6 +94,7 @@ class PushBatchView(APIView):
 
     operation_name = "push_batch"
     schema_tag = "push"
+    rate_limit_counts_records = True  # the request is counted with its records, in one round trip
 
     parser_classes = [BatchJSONParser]
 

@@ -1,5 +1,4 @@
 import logging
-import re
 from collections.abc import Callable
 
 from django.conf import settings
@@ -8,23 +7,10 @@ from django.http import HttpRequest, HttpResponse
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from integration_service.api_paths import body_limit, is_api_path
 from integration_service.problems import problem_response
 
 logger = logging.getLogger("integration_service.errors")
-
-API_PATH_PREFIXES = ("/api/", "/sandbox/", "/platform/")
-BATCH_PUSH_PATH = re.compile(r"/externals/push/batch/?$")  # integration_service/urls.py, name "push-batch"
-
-
-def is_api_path(path: str) -> bool:
-    return path.startswith(API_PATH_PREFIXES)
-
-
-def body_limit(path: str) -> int:
-    """The largest body an API route reads: the batch push has its own limit, every other route the push's."""
-    if BATCH_PUSH_PATH.search(path):
-        return settings.PUSH_BATCH_MAX_BODY_BYTES
-    return settings.PUSH_MAX_BODY_BYTES
 
 
 class ApiProblemMiddleware:

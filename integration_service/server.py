@@ -154,7 +154,7 @@ def _path(head: bytes) -> str:
 
 
 def _api_body_limit(path: str) -> int | None:
-    from integration_service.middleware import body_limit, is_api_path  # needs Django's apps, loaded by then
+    from integration_service.api_paths import body_limit, is_api_path  # needs Django's settings, loaded by then
 
     return body_limit(path) if is_api_path(path) else None
 

@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_tasks",
+    "integration_service.worker",  # before django_tasks_db: its db_worker serves every queue by default
     "django_tasks_db",
     "partners",
     "projects",
@@ -131,7 +132,8 @@ CACHE_KEY_PREFIX = os.environ.get("CACHE_KEY_PREFIX", "").strip() or str(DATABAS
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Django's, with one Redis client per process instead of one per call (integration_service/cache.py).
+            "BACKEND": "integration_service.cache.RedisCache",
             "LOCATION": REDIS_URL,
             # Likewise for a Redis that stops answering: a rate-limit check must not hold a thread for minutes.
             "OPTIONS": {

@@ -1,11 +1,13 @@
 import hashlib
 import math
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest, HttpResponse
 from rest_framework.exceptions import ErrorDetail, Throttled
 from rest_framework.request import Request
@@ -16,6 +18,34 @@ from partners.models import UserManager
 WINDOW_SECONDS = 60
 POLICY_NAME = "client-id"
 RECORDS_POLICY_NAME = "records"
+KEY_SECONDS = WINDOW_SECONDS * 2  # a window's counter outlives its window
+
+# Both fixed-window counters of a request in one round trip. KEYS: the requests' window, the records' window.
+# ARGV: the request limit (0: requests not counted), the records to take (0: none), the record limit, the keys'
+# lifetime. A request over its limit takes no records; records that do not all fit are given back at once.
+# Returns {requests counted (-1: not counted), records counted (-1: not counted), 1 if the records were refused}.
+COUNT_SCRIPT = """
+local request_limit, amount, record_limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local requests, records, refused = -1, -1, 0
+if request_limit > 0 then
+  requests = redis.call('INCR', KEYS[1])
+  if redis.call('TTL', KEYS[1]) < 0 then redis.call('EXPIRE', KEYS[1], ARGV[4]) end
+  if requests > request_limit then return {requests, records, refused} end
+end
+if amount > 0 and record_limit > 0 then
+  records = redis.call('INCRBY', KEYS[2], amount)
+  if redis.call('TTL', KEYS[2]) < 0 then redis.call('EXPIRE', KEYS[2], ARGV[4]) end
+  if records > record_limit then
+    records = redis.call('DECRBY', KEYS[2], amount)
+    refused = 1
+  end
+end
+return {requests, records, refused}
+"""
+
+_script = None  # redis-py's Script for COUNT_SCRIPT, registered once per process (EVALSHA, loaded on first miss)
+_script_lock = threading.Lock()
+_local_lock = threading.Lock()  # the local-memory cache's counters: one request's add, incr and decr at a time
 
 
 @dataclass(frozen=True)
@@ -28,77 +58,166 @@ class RateLimitState:
     name: str = POLICY_NAME
 
 
-def _window_count(key_prefix: str, client_id_pk: int, amount: int) -> tuple[int, int, float]:
-    """Add `amount` to the ClientID's count in the current fixed window: (the count after it, window, seconds left)."""
+@dataclass(frozen=True)
+class _Counted:
+    requests: int | None  # the requests counted in this window, this one included; None when not counted
+    records: int | None  # the records counted in this window after this request's; None when not counted
+    records_refused: bool
+
+
+def _count(*, client_id_pk: int, window: int, request_limit: int, records: int, record_limit: int) -> _Counted:
+    """Count the request (when request_limit) and take `records` (when record_limit and the request fits)."""
+    request_key = f"rate:client-id:{client_id_pk}:{window}"
+    records_key = f"rate:records:{client_id_pk}:{window}"
+    backend = caches["default"]
+    if isinstance(backend, RedisCache):
+        client = backend._cache.get_client(write=True)
+        keys = [backend.make_and_validate_key(request_key), backend.make_and_validate_key(records_key)]
+        counted_requests, counted_records, refused = _count_script(client)(
+            keys=keys, args=[request_limit, records, record_limit, KEY_SECONDS], client=client
+        )
+        return _Counted(
+            requests=None if counted_requests < 0 else counted_requests,
+            records=None if counted_records < 0 else counted_records,
+            records_refused=bool(refused),
+        )
+    with _local_lock:  # the same steps in the process's memory (no REDIS_URL: one process counts)
+        counted_requests = _local_add(request_key, 1) if request_limit else None
+        if (counted_requests is not None and counted_requests > request_limit) or not (records and record_limit):
+            return _Counted(requests=counted_requests, records=None, records_refused=False)
+        counted_records = _local_add(records_key, records)
+        refused = counted_records > record_limit
+        if refused:
+            counted_records = cache.decr(records_key, records)
+        return _Counted(requests=counted_requests, records=counted_records, records_refused=refused)
+
+
+def _count_script(client: object) -> Callable:
+    global _script
+    if _script is None:
+        with _script_lock:
+            if _script is None:
+                _script = client.register_script(COUNT_SCRIPT)
+    return _script
+
+
+def _local_add(key: str, amount: int) -> int:
+    cache.add(key, 0, timeout=KEY_SECONDS)
+    try:
+        return cache.incr(key, amount)
+    except ValueError:  # expired between add and incr
+        cache.set(key, amount, timeout=KEY_SECONDS)
+        return amount
+
+
+def _rate_limits(request: HttpRequest) -> dict[str, RateLimitState]:
+    if not hasattr(request, "rate_limits"):
+        request.rate_limits = {}
+    return request.rate_limits
+
+
+def _count_and_report(request: HttpRequest, *, client_id_pk: int, count_request: bool, records: int) -> float | None:
+    """Count the request and/or records in one round trip and keep the states for the RateLimit fields. Returns
+    the seconds to wait when the request is over its limit (nothing else is counted then), else None; raises
+    Throttled when the records do not all fit (they are then not counted).
+    """
+    request_limit = settings.CLIENT_ID_RATE_LIMIT_PER_MINUTE if count_request else 0
+    record_limit = settings.CLIENT_ID_RECORD_LIMIT_PER_MINUTE if records >= 1 else 0
+    if not request_limit and not record_limit:
+        return None
     now = time.time()
     window = int(now // WINDOW_SECONDS)
-    key = f"{key_prefix}:{client_id_pk}:{window}"
-    cache.add(key, 0, timeout=WINDOW_SECONDS * 2)
-    try:
-        count = cache.incr(key, amount)
-    except ValueError:  # expired between add and incr
-        cache.set(key, amount, timeout=WINDOW_SECONDS * 2)
-        count = amount
-    return count, window, (window + 1) * WINDOW_SECONDS - now
-
-
-def _rate_limits(request: Request) -> dict[str, RateLimitState]:
-    django_request = request._request
-    if not hasattr(django_request, "rate_limits"):
-        django_request.rate_limits = {}
-    return django_request.rate_limits
-
-
-class ClientIdRateThrottle(BaseThrottle):
-    """Requests per ClientID per minute (CONTRACT §8), counted in a fixed window in the shared cache.
-
-    `cache.incr` is atomic in Redis (and in local memory within a process), so with REDIS_URL set every
-    gunicorn worker counts against the same number. Runs after the ClientID check, which sets request.client_id.
-    """
-
-    def allow_request(self, request: Request, view: object) -> bool:
-        client_id = getattr(request, "client_id", None)
-        limit = settings.CLIENT_ID_RATE_LIMIT_PER_MINUTE
-        if client_id is None or not limit:
-            return True
-        count, _, self._wait = _window_count("rate:client-id", client_id.pk, 1)
-        _rate_limits(request)[POLICY_NAME] = RateLimitState(
-            limit=limit, remaining=max(limit - count, 0), reset_seconds=max(math.ceil(self._wait), 1)
-        )
-        return count <= limit
-
-    def wait(self) -> float:
-        return self._wait
-
-
-def client_id_records_take(*, request: Request, count: int) -> None:
-    """Count `count` records about to be stored against the ClientID's record budget (a single push is one record,
-    a batch its valid records). Raises Throttled (429 with Retry-After) when they do not all fit; the refused
-    records are then not counted, so a smaller batch may still fit in this window.
-    """
-    client_id = getattr(request, "client_id", None)
-    limit = settings.CLIENT_ID_RECORD_LIMIT_PER_MINUTE
-    if client_id is None or not limit or count < 1:
-        return
-    total, window, wait = _window_count("rate:records", client_id.pk, count)
-    refused = total > limit
-    if refused:
-        cache.decr(f"rate:records:{client_id.pk}:{window}", count)
-        total -= count
-    state = RateLimitState(
-        limit=limit, remaining=max(limit - total, 0), reset_seconds=max(math.ceil(wait), 1), name=RECORDS_POLICY_NAME
+    wait = (window + 1) * WINDOW_SECONDS - now
+    reset_seconds = max(math.ceil(wait), 1)
+    counted = _count(
+        client_id_pk=client_id_pk,
+        window=window,
+        request_limit=request_limit,
+        records=records,
+        record_limit=record_limit,
     )
-    _rate_limits(request)[RECORDS_POLICY_NAME] = state
-    if refused:
-        record_s = "record" if count == 1 else "records"
+    states = _rate_limits(request)
+    if counted.requests is not None:
+        states[POLICY_NAME] = RateLimitState(
+            limit=request_limit, remaining=max(request_limit - counted.requests, 0), reset_seconds=reset_seconds
+        )
+        if counted.requests > request_limit:
+            return wait
+    if counted.records is None:
+        return None
+    state = RateLimitState(
+        limit=record_limit,
+        remaining=max(record_limit - counted.records, 0),
+        reset_seconds=reset_seconds,
+        name=RECORDS_POLICY_NAME,
+    )
+    states[RECORDS_POLICY_NAME] = state
+    if counted.records_refused:
+        record_s = "record" if records == 1 else "records"
         throttled = Throttled(wait=wait)
         throttled.detail = ErrorDetail(
-            f"{count} more {record_s} would exceed this ClientID's budget of {limit} records a minute "
+            f"{records} more {record_s} would exceed this ClientID's budget of {record_limit} records a minute "
             f"({state.remaining} left in this minute); send them again in {state.reset_seconds} seconds, "
             "or fewer now.",
             code=throttled.default_code,
         )
         raise throttled
+    return None
+
+
+class ClientIdRateThrottle(BaseThrottle):
+    """Requests per ClientID per minute (CONTRACT §8), counted in a fixed window in the shared cache.
+
+    With REDIS_URL set every gunicorn worker counts against the same number, in one round trip (COUNT_SCRIPT).
+    Runs after the ClientID check, which sets request.client_id. A view that stores records
+    (`rate_limit_counts_records`) has its request counted later, with its records, in the same round trip
+    (client_id_records_take), or when it answers an error first (client_id_request_count_deferred); either way a
+    request over the limit is answered 429 whatever else is wrong with it, as when it is counted here.
+    """
+
+    def allow_request(self, request: Request, view: object) -> bool:
+        client_id = getattr(request, "client_id", None)
+        if client_id is None:
+            return True
+        if getattr(view, "rate_limit_counts_records", False):
+            request._request.rate_limit_deferred = client_id.pk
+            return True
+        wait = _count_and_report(request._request, client_id_pk=client_id.pk, count_request=True, records=0)
+        self._wait = wait
+        return wait is None
+
+    def wait(self) -> float | None:
+        return self._wait
+
+
+def client_id_records_take(*, request: Request, count: int) -> None:
+    """Count `count` records about to be stored against the ClientID's record budget (a single push is one record,
+    a batch its valid records), with the request itself when its count waited for this. Raises Throttled (429 with
+    Retry-After) when the request is over its limit, or when the records do not all fit; the refused records are
+    then not counted, so a smaller batch may still fit in this window.
+    """
+    client_id = getattr(request, "client_id", None)
+    if client_id is None:
+        return
+    django_request = request._request
+    count_request = getattr(django_request, "rate_limit_deferred", None) is not None
+    django_request.rate_limit_deferred = None
+    wait = _count_and_report(django_request, client_id_pk=client_id.pk, count_request=count_request, records=count)
+    if wait is not None:
+        raise Throttled(wait=wait)
+
+
+def client_id_request_count_deferred(request: HttpRequest | None) -> Throttled | None:
+    """Count a request whose count waited for its records (see ClientIdRateThrottle) and that is answered before
+    them (a body refused, a method not allowed, a crash). Returns the 429 to answer instead when it is over the
+    limit.
+    """
+    client_id_pk = getattr(request, "rate_limit_deferred", None)
+    if client_id_pk is None:
+        return None
+    request.rate_limit_deferred = None
+    wait = _count_and_report(request, client_id_pk=client_id_pk, count_request=True, records=0)
+    return None if wait is None else Throttled(wait=wait)
 
 
 class RateLimitHeadersMiddleware:
@@ -114,6 +233,7 @@ class RateLimitHeadersMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
+        client_id_request_count_deferred(request)  # a view that answered without taking records still counts
         states: dict[str, RateLimitState] = getattr(request, "rate_limits", None) or {}
         if states:
             response["RateLimit-Policy"] = ", ".join(
