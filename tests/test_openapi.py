@@ -12,6 +12,16 @@ OPERATIONS = {
     ("/externals/push/batch", "post"): "push_batch",
     ("/integration/projects", "get"): "list_projects",
     ("/integration/projects/{project_id}", "get"): "get_project",
+    ("/integration/webhooks", "get"): "list_webhooks",
+    ("/integration/webhooks", "post"): "create_webhook",
+    ("/integration/webhooks/{webhook_id}", "get"): "get_webhook",
+    ("/integration/webhooks/{webhook_id}", "patch"): "update_webhook",
+    ("/integration/webhooks/{webhook_id}", "delete"): "delete_webhook",
+    ("/integration/webhooks/{webhook_id}/rotate-secret", "post"): "rotate_webhook_secret",
+    ("/integration/webhooks/{webhook_id}/test", "post"): "test_webhook",
+    ("/integration/webhooks/{webhook_id}/deliveries", "get"): "list_webhook_deliveries",
+    ("/integration/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver", "post"): "redeliver_webhook_delivery",
+    ("/integration/events", "get"): "list_events",
 }
 DOCUMENTS = {"sandbox": "/sandbox/api/v1/schema/", "production": "/api/v1/schema/"}
 SERVERS = {"sandbox": "/sandbox/api/v1", "production": "/api/v1"}

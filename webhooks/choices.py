@@ -12,6 +12,9 @@ class EventType(models.TextChoices):
 
 ALL_EVENT_TYPES = tuple(EventType.values)
 
+# The event POST integration/webhooks/{id}/test sends: to that endpoint only, never replayed, not subscribable.
+TEST_EVENT_TYPE = "webhook.test"
+
 
 class DeliveryStatus(models.TextChoices):
     PENDING = "pending", "Pending"

@@ -17,7 +17,7 @@ from projects.models import Project
 from projects.serializers import iso_datetime, project_representation
 from webhooks import secret_box
 from webhooks.addresses import UrlRefused, url_target
-from webhooks.choices import ALL_EVENT_TYPES, DeliveryStatus, EventType
+from webhooks.choices import ALL_EVENT_TYPES, TEST_EVENT_TYPE, DeliveryStatus, EventType
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from webhooks.selectors import endpoints_subscribed
 from webhooks.signing import secret_generate
@@ -54,6 +54,8 @@ def webhook_endpoint_create(
     url: str,
     event_types: list[str] | None = None,
     created_by: User | None = None,
+    description: str = "",
+    is_enabled: bool = True,
 ) -> tuple[WebhookEndpoint, str]:
     """Register an endpoint and return it with its signing secret, which is never shown again."""
     secret = secret_generate()
@@ -62,6 +64,8 @@ def webhook_endpoint_create(
         environment=environment,
         url=url_check(url),
         event_types=event_types_clean(event_types),
+        description=description,
+        is_enabled=is_enabled,
         secret_encrypted=secret_box.encrypt(secret),
         created_by=created_by,
     )
@@ -71,13 +75,25 @@ def webhook_endpoint_create(
 
 
 def webhook_endpoint_update(
-    *, endpoint: WebhookEndpoint, url: str, event_types: list[str] | None, is_enabled: bool
+    *,
+    endpoint: WebhookEndpoint,
+    url: str,
+    event_types: list[str] | None,
+    is_enabled: bool,
+    description: str | None = None,
 ) -> WebhookEndpoint:
-    endpoint.url = url_check(url)
+    """Change an endpoint (`description` None: kept). A changed URL is checked as at registration; an unchanged one
+    is not again here (every delivery checks it), so an endpoint whose host went private can still be disabled."""
+    url = url.strip()
+    if url != endpoint.url:
+        endpoint.url = url_check(url)
     endpoint.event_types = event_types_clean(event_types)
+    if description is not None:
+        endpoint.description = description
     was_enabled = WebhookEndpoint.objects.filter(pk=endpoint.pk, is_enabled=True).exists()
     endpoint.is_enabled = is_enabled
-    endpoint.save(update_fields=["url", "event_types", "is_enabled"])
+    endpoint.full_clean(exclude=["partner", "url", "secret_encrypted"])
+    endpoint.save(update_fields=["url", "event_types", "is_enabled", "description"])
     if is_enabled and not was_enabled:
         _drain_soon(endpoint.pk)  # what waited while it was disabled
     return endpoint
@@ -234,7 +250,53 @@ def partner_event_record(*, partner: Partner, event_type: str) -> None:
         _record(partner_id=partner.pk, environment=environment, event_type=event_type, endpoints=endpoints, items=items)
 
 
-# --- operators' redelivery ---------------------------------------------------------------------------------------
+def webhook_endpoint_test(*, endpoint: WebhookEndpoint) -> WebhookEvent:
+    """A signed `webhook.test` event for this endpoint alone, delivered at once like any other (retried, logged).
+    Not a partner environment's event: the replay (selectors.events_replay) leaves it out."""
+    now = timezone.now()
+    data = {"webhook": endpoint.pk, "environment": endpoint.environment, "url": endpoint.url}
+    event_id = _event_id()
+    event = WebhookEvent.objects.create(
+        id=event_id,
+        partner_id=endpoint.partner_id,
+        environment=endpoint.environment,
+        type=TEST_EVENT_TYPE,
+        created_at=now,
+        body=_body(event_type=TEST_EVENT_TYPE, event_id=event_id, timestamp=iso_datetime(now), data=data),
+    )
+    WebhookDelivery.objects.create(
+        event=event,
+        endpoint=endpoint,
+        created_at=now,
+        next_attempt_at=now,
+        retry_until=now + timedelta(seconds=settings.WEBHOOK_RETRY_FOR_SECONDS),
+    )
+    _drain_soon(endpoint.pk)
+    return event
+
+
+def events_prune(*, older_than_days: int, chunk: int = 5000) -> int:
+    """Delete the events written more than `older_than_days` ago, and their deliveries, partner environment by
+    partner environment in chunks (each its own short transaction, on the replay index); returns how many."""
+    cutoff = timezone.now() - timedelta(days=older_than_days)
+    deleted = 0
+    for partner_id in Partner.objects.values_list("pk", flat=True):
+        for environment in Environment.values:
+            while True:
+                ids = list(
+                    WebhookEvent.objects.filter(partner_id=partner_id, environment=environment, created_at__lt=cutoff)
+                    .order_by("created_at", "id")
+                    .values_list("id", flat=True)[:chunk]
+                )
+                if not ids:
+                    break
+                with transaction.atomic():
+                    WebhookDelivery.objects.filter(event_id__in=ids).delete()
+                    deleted += WebhookEvent.objects.filter(id__in=ids).delete()[1].get(WebhookEvent._meta.label, 0)
+    return deleted
+
+
+# --- redelivery (operators and partners) --------------------------------------------------------------------------
 
 
 def delivery_redeliver(*, delivery: WebhookDelivery) -> None:
