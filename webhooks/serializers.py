@@ -12,7 +12,6 @@ from webhooks.models import WebhookDelivery, WebhookEndpoint
 DESCRIPTION_MAX = 500
 DELIVERY_PAGE_DEFAULT, DELIVERY_PAGE_MAX = 50, 100
 EVENT_PAGE_DEFAULT, EVENT_PAGE_MAX = 100, 1000
-CURSOR_MAX = 200
 
 
 class StrictCharField(serializers.CharField):
@@ -161,16 +160,25 @@ class EventPageSerializer(serializers.Serializer):
     hasMore = serializers.BooleanField()
 
 
-class _CursorField(StrictCharField):
+class _CursorField(serializers.Field):
+    """A cursor this list gave out, read into its position."""
+
+    default_error_messages = {"invalid": "Not a cursor of this list: pass back a nextCursor unchanged."}
+
     def __init__(self, position, **kwargs) -> None:
-        super().__init__(max_length=CURSOR_MAX, required=False, **kwargs)
+        super().__init__(required=False, **kwargs)
         self.position = position
 
     def to_internal_value(self, data: object) -> Any:
+        if not isinstance(data, str):
+            self.fail("invalid")
         try:
-            return self.position(super().to_internal_value(data))
-        except CursorInvalid as error:
-            raise serializers.ValidationError("Not a cursor of this list: pass back a nextCursor unchanged.") from error
+            return self.position(data)
+        except CursorInvalid:
+            self.fail("invalid")
+
+    def to_representation(self, value: object) -> str:
+        return str(value)
 
 
 class _KnownParametersSerializer(serializers.Serializer):
