@@ -41,11 +41,6 @@ WEBHOOK_ID = OpenApiParameter("webhook_id", int, OpenApiParameter.PATH, descript
 DELIVERY_ID = OpenApiParameter("delivery_id", int, OpenApiParameter.PATH, description="The delivery's id.")
 
 
-class TooManyEndpoints(ServiceError):
-    status_code = HTTPStatus.CONFLICT
-    code = "too_many_webhooks"
-
-
 class EndpointDisabled(ServiceError):
     status_code = HTTPStatus.CONFLICT
     code = "webhook_disabled"
@@ -110,20 +105,16 @@ class WebhookListView(APIView):
     )
     def post(self, request: Request, environment: str) -> Response:
         values = _valid(WebhookCreateSerializer, request.data)
-        partner = request.client_id.partner
-        if selectors.endpoints_of(partner_id=partner.pk, environment=environment).count() >= ENDPOINTS_PER_ENVIRONMENT:
-            raise TooManyEndpoints(
-                f"This environment has {ENDPOINTS_PER_ENVIRONMENT} webhooks already, the most it can have: delete one."
-            )
         try:
             endpoint, secret = services.webhook_endpoint_create(
-                partner=partner,
+                partner=request.client_id.partner,
                 environment=environment,
                 url=values["url"],
                 event_types=values.get("events"),
                 description=values["description"],
                 is_enabled=values["enabled"],
                 created_by=request.user,
+                max_per_environment=ENDPOINTS_PER_ENVIRONMENT,
             )
         except DjangoValidationError as error:
             raise _refused(error) from error

@@ -4,12 +4,14 @@ import json
 import secrets
 from collections.abc import Collection
 from datetime import timedelta
+from http import HTTPStatus
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from integration_service.errors import ServiceError
 from integration_service.rows import row_insert, rows_insert
 from partners.choices import Environment
 from partners.models import Partner, User
@@ -23,6 +25,11 @@ from webhooks.selectors import endpoints_subscribed
 from webhooks.signing import secret_generate
 
 # --- endpoints ----------------------------------------------------------------------------------------------------
+
+
+class TooManyEndpoints(ServiceError):
+    status_code = HTTPStatus.CONFLICT
+    code = "too_many_webhooks"
 
 
 def event_types_clean(event_types: list[str] | None) -> list[str]:
@@ -56,13 +63,17 @@ def webhook_endpoint_create(
     created_by: User | None = None,
     description: str = "",
     is_enabled: bool = True,
+    max_per_environment: int | None = None,
 ) -> tuple[WebhookEndpoint, str]:
-    """Register an endpoint and return it with its signing secret, which is never shown again."""
+    """Register an endpoint and return it with its signing secret, which is never shown again.
+    `max_per_environment` (the partners' API): TooManyEndpoints when the partner environment has that many; the
+    partner's row is locked for the count, so concurrent registrations cannot pass it together."""
+    url = url_check(url)  # resolves the host: before the lock, not under it
     secret = secret_generate()
     endpoint = WebhookEndpoint(
         partner=partner,
         environment=environment,
-        url=url_check(url),
+        url=url,
         event_types=event_types_clean(event_types),
         description=description,
         is_enabled=is_enabled,
@@ -70,7 +81,14 @@ def webhook_endpoint_create(
         created_by=created_by,
     )
     endpoint.full_clean()
-    endpoint.save()
+    with transaction.atomic():
+        if max_per_environment is not None:
+            Partner.objects.select_for_update().filter(pk=partner.pk).first()
+            if WebhookEndpoint.objects.filter(partner=partner, environment=environment).count() >= max_per_environment:
+                raise TooManyEndpoints(
+                    f"This environment has {max_per_environment} webhooks already, the most it can have: delete one."
+                )
+        endpoint.save()
     return endpoint, secret
 
 
