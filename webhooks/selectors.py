@@ -58,18 +58,13 @@ def deliveries_page(
     return rows[:limit], len(rows) > limit
 
 
-def events_replay(
-    *,
-    partner_id: int,
-    environment: str,
-    after: tuple[datetime, str] | None,
-    event_type: str | None,
-    limit: int,
-) -> tuple[list[tuple[datetime, str, str]], bool]:
-    """A partner environment's events of the retention window, oldest first, (created_at, id) after `after`:
-    [(created_at, id, body)] and whether more follow. Only events at least WEBHOOK_EVENT_REPLAY_SETTLE_SECONDS old,
-    so a cursor never passes an event whose transaction has not committed yet (docs/decisions.md, "Event replay");
-    test events are an endpoint's own and not replayed. On the replay index (partner, environment, created_at, id)."""
+def events_replay_queryset(
+    *, partner_id: int, environment: str, after: tuple[datetime, str] | None, event_type: str | None
+) -> QuerySet[WebhookEvent]:
+    """A partner environment's replayable events after the cursor position `after` (created_at, id), oldest first:
+    those of the retention window at least WEBHOOK_EVENT_REPLAY_SETTLE_SECONDS old, so a cursor never passes an
+    event whose transaction has not committed yet (docs/decisions.md, "Event replay"), test events left out (an
+    endpoint's own). On the replay index (partner, environment, created_at, id)."""
     now = timezone.now()
     events = WebhookEvent.objects.filter(
         partner_id=partner_id,
@@ -83,5 +78,18 @@ def events_replay(
         created_at, event_id = after
         # The >= bounds the index range; the OR skips what the cursor has seen at that instant.
         events = events.filter(created_at__gte=created_at).filter(Q(created_at__gt=created_at) | Q(id__gt=event_id))
-    rows = list(events.order_by("created_at", "id").values_list("created_at", "id", "body")[: limit + 1])
+    return events.order_by("created_at", "id")
+
+
+def events_replay(
+    *,
+    partner_id: int,
+    environment: str,
+    after: tuple[datetime, str] | None,
+    event_type: str | None,
+    limit: int,
+) -> tuple[list[tuple[datetime, str, str]], bool]:
+    """`limit` replayable events after `after` as [(created_at, id, body)], and whether more follow."""
+    events = events_replay_queryset(partner_id=partner_id, environment=environment, after=after, event_type=event_type)
+    rows = list(events.values_list("created_at", "id", "body")[: limit + 1])
     return rows[:limit], len(rows) > limit

@@ -67,6 +67,8 @@ def _events_field(**kwargs) -> serializers.ListField:
 
 
 class WebhookCreateSerializer(_KnownFieldsSerializer):
+    """A webhook to register: any key not listed here is refused."""
+
     url = StrictCharField(max_length=2000, help_text="https://… on a public address, checked now and at each try.")
     events = _events_field(required=False)
     description = StrictCharField(max_length=DESCRIPTION_MAX, required=False, allow_blank=True, default="")
@@ -74,6 +76,8 @@ class WebhookCreateSerializer(_KnownFieldsSerializer):
 
 
 class WebhookUpdateSerializer(_KnownFieldsSerializer):
+    """The fields to change (at least one); any key not listed here is refused."""
+
     url = StrictCharField(max_length=2000, required=False)
     events = _events_field(required=False)
     description = StrictCharField(max_length=DESCRIPTION_MAX, required=False, allow_blank=True)
