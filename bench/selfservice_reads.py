@@ -11,6 +11,7 @@ and prints them beside p50/p95/max, then the query plan of a page.
 import argparse
 import base64
 import collections
+import json
 import os
 import random
 import subprocess
@@ -145,9 +146,8 @@ def main() -> None:
                 began = time.perf_counter()
                 try:
                     with urllib.request.urlopen(request) as response:
-                        body = response.read()
+                        items += len(json.loads(response.read())["items"])
                         statuses[response.status] += 1
-                        items += body.count(b'"type":"project.')
                 except urllib.error.HTTPError as error:
                     error.read()
                     statuses[error.code] += 1

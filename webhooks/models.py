@@ -62,6 +62,10 @@ class WebhookEvent(models.Model):
             # The replay (GET integration/events): one partner environment's events in (created_at, id) order,
             # from a cursor; and the pruning, partner environment by partner environment.
             models.Index(fields=["partner", "environment", "created_at", "id"], name="webhook_event_replay_idx"),
+            # The replay of one type (`type=`): a rare type would otherwise filter the whole range, row by row.
+            models.Index(
+                fields=["partner", "environment", "type", "created_at", "id"], name="webhook_event_type_replay_idx"
+            ),
         ]
 
     def __str__(self) -> str:
