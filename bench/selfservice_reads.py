@@ -50,7 +50,8 @@ def generate(total: int) -> list[Partner]:
     print(f"generating {total:,} events ...", flush=True)
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM webhooks_webhookevent WHERE partner_id = ANY(%s)", [ids])
-        # Each partner's events evenly over the window, ~700-byte bodies shaped as a project.updated's.
+        # Each partner's events evenly over the window (one in ten a project.created), ~700-byte bodies shaped as a
+        # project event's, the partners' events interleaved in the table as pushes would write them.
         cursor.execute(
             """
             INSERT INTO webhooks_webhookevent (id, partner_id, environment, type, created_at, body)
@@ -64,7 +65,7 @@ def generate(total: int) -> list[Partner]:
                            'updatedDate', to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
                            'data', json_build_object('properties', json_build_object('dealname', 'Residence ' || g,
                                'dealstage', 'closedwon', 'system_size_w', '7200', 'amount', '25000.00'))))::text
-            FROM (SELECT g, CASE WHEN g %% 10 = 0 THEN 'project.created' ELSE 'project.updated' END AS kind,
+            FROM (SELECT g, CASE WHEN g / %(partners)s %% 10 = 0 THEN 'project.created' ELSE 'project.updated' END AS kind,
                          now() - %(window)s::interval + (g::float / %(total)s) * %(window)s::interval AS at
                   FROM generate_series(1, %(total)s) AS g) AS generated
             """,
