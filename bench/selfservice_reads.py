@@ -65,7 +65,8 @@ def generate(total: int) -> list[Partner]:
                            'updatedDate', to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
                            'data', json_build_object('properties', json_build_object('dealname', 'Residence ' || g,
                                'dealstage', 'closedwon', 'system_size_w', '7200', 'amount', '25000.00'))))::text
-            FROM (SELECT g, CASE WHEN g / %(partners)s %% 10 = 0 THEN 'project.created' ELSE 'project.updated' END AS kind,
+            FROM (SELECT g,
+                         CASE WHEN g / %(partners)s %% 10 = 0 THEN 'project.created' ELSE 'project.updated' END AS kind,
                          now() - %(window)s::interval + (g::float / %(total)s) * %(window)s::interval AS at
                   FROM generate_series(1, %(total)s) AS g) AS generated
             """,
