@@ -4,13 +4,14 @@ written out in docs/decisions.md ("Webhook URLs: SSRF").
 
 - `https://` unless DEBUG or WEBHOOK_ALLOW_PRIVATE_URLS; no user name or password, no fragment, no whitespace,
   control characters or backslashes; an ASCII host (an internationalized name in its `xn--` form); port 80, 443
-  or 1024 and above.
+  or 1024 and above (any, with WEBHOOK_ALLOW_PRIVATE_URLS).
 - The host is an IP address in any spelling the C library would accept (`2130706433`, `0177.0.0.1`, `0x7f.1`,
   `127.1`, `[::ffff:7f00:1]`): it is parsed here, as the resolver would, and that address is the one checked and
   connected to. A name is resolved, and every address it has must be public.
 - Not public: unspecified, loopback, private, link-local, carrier-grade NAT (shared), multicast, reserved and
   documentation ranges, and IPv6 addresses embedding one of those (IPv4-mapped, 6to4, NAT64, Teredo). `localhost`
-  names are refused without asking DNS. WEBHOOK_ALLOW_PRIVATE_URLS lifts the address rules (tests, the demo).
+  names are refused without asking DNS. WEBHOOK_ALLOW_PRIVATE_URLS lifts the address rules (tests, the demo), and the
+  port rule with them.
 """
 
 import ipaddress
@@ -184,7 +185,7 @@ def url_parts(url: str) -> tuple[str, str, int, str]:
         raise UrlRefused("The URL must not have a #fragment.")
     if not parts.hostname.isascii():
         raise UrlRefused("The host must be ASCII: write an internationalized name in its xn-- form.")
-    if port is not None and port not in (80, 443) and port < LOWEST_OTHER_PORT:
+    if port is not None and port not in (80, 443) and port < LOWEST_OTHER_PORT and not _allow_private():
         raise UrlRefused(f"The port must be 80, 443 or {LOWEST_OTHER_PORT} and above, not {port}.")
     path = parts.path or "/"
     if parts.query:

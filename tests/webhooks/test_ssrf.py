@@ -255,3 +255,19 @@ def test_a_redirect_is_recorded_as_a_failed_attempt_not_followed(sandbox_client,
     assert (item["status"], item["responseCode"], item["lastError"]) == ("pending", 307, "HTTP 307: ok")
     assert item["nextRetry"] is not None
     assert len(receiver.requests) == 1
+
+
+def test_allowing_private_urls_lifts_the_address_localhost_and_port_rules_only(sandbox_client, settings):
+    settings.WEBHOOK_ALLOW_PRIVATE_URLS = True
+    lifted = ["http://127.0.0.1:9/in", "http://0x7f.1:8080/in", "http://[::1]:3000/in"]
+    kept = {
+        "http://user@127.0.0.1:8080/in": "The URL must not carry a user name or password.",
+        "http://127.0.0.1:8080/in#top": "The URL must not have a #fragment.",
+    }
+
+    for address in lifted:
+        response = sandbox_client.post(url(SANDBOX, "webhook-list"), {"url": address}, format="json")
+        assert response.status_code == HTTPStatus.CREATED, response.json()
+    for address, message in kept.items():
+        response = sandbox_client.post(url(SANDBOX, "webhook-list"), {"url": address}, format="json")
+        assert response.json() == refused(message)
