@@ -87,25 +87,3 @@ def baseline_table_create() -> None:
             "CREATE TABLE IF NOT EXISTS bench_baseline "
             "(external_id text PRIMARY KEY, data jsonb, updated_at timestamptz)"
         )
-
-
-def stamp_times_recorded() -> list[float]:
-    """Patches ingest.services so each change-clock stamp appends its perf_counter() to the returned list.
-
-    A push stamps its project in one statement with its write on PostgreSQL (change_stamp_write); a batch, or
-    SQLite, takes its stamps first (change_stamps_take).
-    """
-    from ingest import services
-
-    stamped_at: list[float] = []
-
-    def timed(stamping):
-        def timed_stamping(**kwargs):
-            stamped_at.append(time.perf_counter())
-            return stamping(**kwargs)
-
-        return timed_stamping
-
-    services.change_stamps_take = timed(services.change_stamps_take)
-    services.change_stamp_write = timed(services.change_stamp_write)
-    return stamped_at

@@ -4,7 +4,7 @@
 
 gunicorn serves the service (and bench/urls.py's baseline) on PostgreSQL; wrk drives each endpoint with the same
 HubSpot-shaped bodies from 8 connections. Prints requests/s, p50 and p99 for each, and each as a share of baseline:
-the push of one partner (every push waits on its change clock) and spread over several partners; and the push of
+the push of one partner and spread over several partners; and the push of
 one partner with a webhook endpoint registered (every push then also writes an event and its delivery, and queues
 a worker task; no worker runs, so nothing is sent meanwhile), beside the same push without one.
 """
@@ -119,8 +119,8 @@ def main() -> None:
         credentials = ["-H", f"Authorization: Bearer {token}", "-H", f"ClientID: {key}"]
         targets = {  # name: (url, environment of the wrk script, what wrk sends)
             "baseline upsert": (base + "/bench/baseline-upsert", {}, ["-s", LUA]),
-            # Every push of one partner environment waits for the one before on its change clock (projects/
-            # change_clock.py); spread over several partners, pushes wait on none.
+            # One partner's pushes and the same spread over several partners: neither waits on another's commit
+            # (projects/change_log.py; bench/change_log_load.py compares them at 16 clients).
             "push": (base + "/sandbox/api/v1/externals/push", push_env, ["-s", LUA]),
             "push, webhook": (base + "/sandbox/api/v1/externals/push", webhook_env, ["-s", LUA]),
             f"push, {args.partners} partners": (base + "/sandbox/api/v1/externals/push", spread_env, ["-s", LUA]),

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -17,17 +17,20 @@ from ingest.merge_patch import merge_patch
 from ingest.models import RawPush, ReprocessRun
 from ingest.normalization import FieldRule, NormalizationResult, normalize
 from ingest.selectors import mapping_rules_for_partner, mapping_rules_of_version
-from integration_service.rows import instance_from_row, row_insert, row_update_statement, rows_select, rows_update
+from integration_service.rows import instance_from_row, row_insert, rows_select, rows_update
 from partners.choices import Environment
 from partners.models import ClientId, Partner, User
-from projects.canonical import CANONICAL_ATTNAMES
-from projects.change_clock import STAMP_SQL, change_stamp_write, change_stamps_take
+from projects.canonical import CANONICAL_ATTNAMES, CANONICAL_FIELDS
+from projects.change_log import change_stamps_reserve
 from projects.choices import MappingStatus
 from projects.models import Project
+from projects.platform_fields import PLATFORM_ATTNAMES
 from projects.totals import projects_changed
 from webhooks.services import project_event_endpoints, project_events_record
 
 NORMALIZED_ATTNAMES = (*CANONICAL_ATTNAMES, "mapping_status", "issues")
+# Their names in a project.updated event's changedFields (webhooks/services.py).
+NORMALIZED_NAMES = (*(field.name for field in CANONICAL_FIELDS), "mappingStatus", "issues")
 REPROCESS_FAILED_EXAMPLES = 20
 
 logger = logging.getLogger(__name__)
@@ -38,6 +41,7 @@ class PushResult:
     project: Project
     created: bool
     changed: bool
+    restored: bool = False  # the push restored a deleted project (CONTRACT §12)
 
 
 def raw_push_row(
@@ -66,11 +70,20 @@ def raw_push_row(
         "client_id_id": client_id.pk,
         "created_project": created,
         "changed_project": changed,
+        "mapping_status": project.mapping_status,  # the push's outcome, for the partner's diagnostics
+        "issues": project.issues,
     }
 
 
 def _normalized_state(project: Project) -> tuple:
     return tuple(getattr(project, attname) for attname in NORMALIZED_ATTNAMES)
+
+
+def project_changed_fields_add(project: Project, names: Sequence[str]) -> None:
+    """Add to the names of what changed on the project in this transaction (`project.changed_fields`): a
+    project.updated event carries them as its changedFields. A batch applying one id twice adds up both."""
+    known = getattr(project, "changed_fields", [])
+    project.changed_fields = known + [name for name in names if name not in known]
 
 
 def project_apply_normalization(*, project: Project, result: NormalizationResult) -> bool:
@@ -80,7 +93,12 @@ def project_apply_normalization(*, project: Project, result: NormalizationResult
         setattr(project, attname, value)
     project.mapping_status = result.mapping_status
     project.issues = result.issues
-    return _normalized_state(project) != before
+    after = _normalized_state(project)
+    if after == before:
+        return False
+    changed = [name for name, old, new in zip(NORMALIZED_NAMES, before, after, strict=True) if old != new]
+    project_changed_fields_add(project, changed)
+    return True
 
 
 def project_normalization_outdated(*, project: Project, rules: Sequence[FieldRule]) -> bool:
@@ -89,8 +107,17 @@ def project_normalization_outdated(*, project: Project, rules: Sequence[FieldRul
     return project_apply_normalization(project=copy.copy(project), result=result)
 
 
-_PROJECT_STATE = ("id", "submitted_date", "updated_date", "source_data", *NORMALIZED_ATTNAMES)
-_PROJECT_WRITE = ("submitted_date", "source_data", *NORMALIZED_ATTNAMES)  # and updated_date, stamped
+# The platform's fields are read, never written: a change event's project body has them.
+_PROJECT_STATE = (
+    "id",
+    "submitted_date",
+    "updated_date",
+    "deleted_date",
+    "source_data",
+    *NORMALIZED_ATTNAMES,
+    *PLATFORM_ATTNAMES,
+)
+_PROJECT_WRITE = ("submitted_date", "deleted_date", "source_data", *NORMALIZED_ATTNAMES)  # and updated_date, stamped
 
 
 def _project_locked(*, key: dict) -> Project | None:
@@ -123,39 +150,24 @@ def project_apply_push(*, project: Project, data: dict, rules: list[FieldRule]) 
     source_changed = source_data != project.source_data
     project.source_data = source_data
     fields_changed = project_apply_normalization(project=project, result=normalize(source_data, rules))
+    if source_changed:
+        project_changed_fields_add(project, ["data"])
     return source_changed or fields_changed
 
 
 def projects_write_stamped(
     *,
-    partner_id: int,
-    environment: str,
     projects: list[Project],
     attnames: Sequence[str],
+    stamps: Sequence[datetime],
     created: Collection[Project] = (),
 ) -> None:
-    """Write changed projects of one partner environment with new updatedDates: its transaction's last writes.
-    `created`: those of the projects that are new, and were submitted at their first updatedDate.
-
-    The stamps come from the partner environment's change clock (projects/change_clock.py), which stays locked
-    until the transaction ends: whatever the transaction still has to do after this holds every other writer of
-    this partner environment, so keep it short.
-    """
-    if len(projects) == 1 and connection.vendor == "postgresql":  # a push: one statement takes it and writes it
-        (project,) = projects
-        stamped = ("updated_date", "submitted_date") if project in created else ("updated_date",)
-        expressions = dict.fromkeys(stamped, STAMP_SQL)
-        update_sql, update_params = row_update_statement(
-            Project, instance=project, attnames=("updated_date", *attnames), expressions=expressions
-        )
-        stamp = change_stamp_write(
-            partner_id=partner_id, environment=environment, update_sql=update_sql, update_params=update_params
-        )
-        for attname in stamped:
-            setattr(project, attname, stamp)
-        return
-    stamps = change_stamps_take(partner_id=partner_id, environment=environment, count=len(projects))
-    for project, stamp in zip(projects, stamps, strict=True):
+    """Write changed projects with new updatedDates, one each from `stamps`, which the transaction reserved before
+    its first write (projects/change_log.py). `created`: those of the projects that are new, and were submitted at
+    their first updatedDate."""
+    if len(stamps) < len(projects):
+        raise RuntimeError(f"{len(projects)} changed projects but {len(stamps)} stamps reserved.")
+    for project, stamp in zip(projects, stamps, strict=False):
         project.updated_date = stamp
         if project in created:
             project.submitted_date = stamp
@@ -168,6 +180,7 @@ def pushed_projects_write(
     environment: str,
     changed: list[Project],
     created: Collection[Project],
+    stamps: Sequence[datetime],
     has_webhook_endpoints: bool = True,
 ) -> None:
     """The last writes of a push or a batch push: the projects it changed (`created` among them), with their
@@ -180,9 +193,7 @@ def pushed_projects_write(
     endpoints = []
     if has_webhook_endpoints:
         endpoints = project_event_endpoints(partner_id=partner_id, environment=environment)
-    projects_write_stamped(
-        partner_id=partner_id, environment=environment, projects=changed, attnames=_PROJECT_WRITE, created=created
-    )
+    projects_write_stamped(projects=changed, attnames=_PROJECT_WRITE, stamps=stamps, created=created)
     projects_changed(partner_id=partner_id, environment=environment, created=bool(created))
     project_events_record(
         endpoints=endpoints, partner_id=partner_id, environment=environment, projects=changed, created=created
@@ -222,14 +233,17 @@ def push_receive(
     `context`: what the request already read; without it, the mapping version and the endpoints are read here.
 
     This is the service's hot path (every save in every partner's CRM): its statements go through
-    integration_service/rows.py rather than the ORM's compiler, four of them whatever the payload (lock or
-    create, raw push, change clock, project) after the request's one look-up of its caller.
+    integration_service/rows.py rather than the ORM's compiler, four of them whatever the payload (the
+    stamp's reservation, lock or create, raw push, project) after the request's one look-up of its caller.
     """
+    stamps = change_stamps_reserve(count=1)  # before the first write: projects/change_log.py
     partner_id = client_id.partner_id
     rules = push_rules(partner_id=partner_id, environment=environment, context=context)
     key = {"partner_id": partner_id, "environment": environment, "external_id": external_id}
     project, created = _project_lock_or_create(key=key)
-    changed = project_apply_push(project=project, data=data, rules=rules) or created
+    restored = project.deleted_date is not None  # a push of a deleted project's id restores it (CONTRACT §12)
+    project.deleted_date = None
+    changed = project_apply_push(project=project, data=data, rules=rules) or created or restored
     raw_push = raw_push_row(
         client_id=client_id,
         user=user,
@@ -248,9 +262,12 @@ def push_receive(
         environment=environment,
         changed=[project] if changed else [],
         created=[project] if created else [],
+        stamps=stamps,
         has_webhook_endpoints=context is None or context.has_webhook_endpoints,
     )
-    return PushResult(project=project, created=created, changed=changed)
+    if restored:
+        projects_changed(partner_id=partner_id, environment=environment, created=True)  # the live set changed
+    return PushResult(project=project, created=created, changed=changed, restored=restored)
 
 
 @dataclass(frozen=True)
@@ -286,11 +303,11 @@ def projects_reprocess(
     written in one transaction, so a concurrent push to the same project waits instead of being overwritten. Rows
     are locked in (environment, external id) order, the order a batch push locks its rows in, so the two wait for
     each other instead of deadlocking (ingest/batch_services.py). Only projects whose
-    normalized fields change get a new updatedDate, consecutive stamps taken after the batch is normalized: the
-    partner environment's other writers wait only while the batch's rows are written (hence batches of 250).
+    normalized fields change get a new updatedDate, from stamps the batch's transaction reserves first
+    (projects/change_log.py); unused ones are skipped.
     """
     rules = {env: mapping_rules_for_partner(partner_id=partner.pk, environment=env) for env in Environment.values}
-    projects = Project.objects.filter(partner=partner)
+    projects = Project.objects.filter(partner=partner, deleted_date__isnull=True)  # a restore normalizes anew
     if environment:
         projects = projects.filter(environment=environment)
     total = projects.count()
@@ -299,9 +316,16 @@ def projects_reprocess(
     last = None
     while True:
         with transaction.atomic():
+            stamps = iter(change_stamps_reserve(count=batch_size))  # before the batch's first write (its lock)
             batch_query = projects.order_by("environment", "external_id").only(
-                "id", "environment", "external_id", "submitted_date", "source_data", *NORMALIZED_ATTNAMES
-            )  # submitted_date: a change event's project body has it
+                "id",
+                "environment",
+                "external_id",
+                "submitted_date",
+                "source_data",
+                *NORMALIZED_ATTNAMES,
+                *PLATFORM_ATTNAMES,
+            )  # submitted_date and the platform's fields: a change event's project body has them
             if last is not None:
                 later = Q(environment=last.environment, external_id__gt=last.external_id)
                 batch_query = batch_query.filter(Q(environment__gt=last.environment) | later)
@@ -318,10 +342,9 @@ def projects_reprocess(
             for environment_updated, projects_updated in sorted(updated.items()):
                 endpoints = project_event_endpoints(partner_id=partner.pk, environment=environment_updated)
                 projects_write_stamped(
-                    partner_id=partner.pk,
-                    environment=environment_updated,
                     projects=projects_updated,
                     attnames=NORMALIZED_ATTNAMES,
+                    stamps=[next(stamps) for _ in projects_updated],
                 )
                 projects_changed(partner_id=partner.pk, environment=environment_updated, created=False)
                 project_events_record(

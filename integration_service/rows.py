@@ -186,29 +186,6 @@ def rows_update(model: type[models.Model], *, instances: Iterable[models.Model],
         raise RuntimeError(f"UPDATE of {model.__name__} matched {matched} of {len(rows)} rows.")
 
 
-@functools.cache
-def _update_with_sql(
-    vendor: str, model: type[models.Model], attnames: tuple[str, ...], expressions: tuple[tuple[str, str], ...]
-) -> str:
-    set_to = dict(expressions)
-    assignments = ", ".join(
-        f"{_quote(field.column)} = {set_to.get(field.attname, '%s')}" for field in _written_fields(model, attnames)
-    )
-    return f"UPDATE {_quote(model._meta.db_table)} SET {assignments} WHERE {_quote(model._meta.pk.column)} = %s"
-
-
-def row_update_statement(
-    model: type[models.Model], *, instance: models.Model, attnames: Sequence[str], expressions: dict[str, str]
-) -> tuple[str, list[Any]]:
-    """The UPDATE of these columns of one instance, by primary key, as SQL and parameters for a caller that runs
-    it inside a statement of its own (projects/change_clock.py, change_stamp_write). The columns named in
-    `expressions` are set to that SQL instead of to the instance's value."""
-    attnames = tuple(attnames)
-    sql = _update_with_sql(connection.vendor, model, attnames, tuple(sorted(expressions.items())))
-    values = {attname: getattr(instance, attname) for attname in attnames if attname not in expressions}
-    return sql, [*_prepared(model, values), model._meta.pk.get_db_prep_save(instance.pk, connection)]
-
-
 # --- many rows at once (the batch push) --------------------------------------------------------------------------
 
 

@@ -1,24 +1,84 @@
 """One order for every change of a project (CONTRACT §14): what the partner's `updatedDate` pull and the
-platform's change feed both follow.
+platform's change feed both follow, exactly, while writers commit in parallel.
 
-Writers reserve their stamps first in their transaction (`change_stamps_reserve`); readers that follow changes
-filter with `followers_visible`. The order and why it is exact: docs/decisions.md, "One change log".
+A change's place in the order is its updatedDate: a microsecond stamp, unique across all partners. A writing
+transaction reserves its stamps before its first write (`change_stamps_reserve`), and on PostgreSQL the
+reservation also gives the transaction its id (xid) in the same short critical section, so stamps and xids
+rise together. A trigger records the writing xid on every project row whose updatedDate moves. A reader serves
+only rows whose xid lies below its snapshot's horizon (`followers_visible`): every transaction below it has
+ended, and every transaction still running, or yet to start, holds a larger xid and therefore larger stamps than
+anything served. So nothing can later appear behind a cursor, and no lock is held to commit.
+
+SQLite has one writer at a time from BEGIN IMMEDIATE to commit: stamps taken in the transaction are already in
+commit order, and every committed row may be served.
+Why this design: docs/decisions.md, "One change log".
 """
 
-from datetime import datetime
+import functools
+from datetime import UTC, datetime, timedelta
 
-from django.db.models import QuerySet
+from django.db import connection
+from django.db.models import Q, QuerySet
+from django.db.models.expressions import RawSQL
+from django.utils import timezone
 
-from projects.change_clock import change_stamps_take
+from projects.models import ChangeStampCounter
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+# The horizon: xids below it have ended. A reader's own writes (a test's transaction) are its to see.
+_BELOW_HORIZON = RawSQL("(SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint)", [])
+_OWN_XID = RawSQL("(SELECT coalesce(pg_current_xact_id_if_assigned()::text::bigint, -1))", [])
 
 
-def change_stamps_reserve(*, partner_id: int, environment: str, count: int = 1) -> list[datetime]:
-    """`count` updatedDates for the changes this transaction will write, later than any handed out before.
-    Call it before the transaction's first write."""
-    return change_stamps_take(partner_id=partner_id, environment=environment, count=count)
+def microseconds(instant: datetime) -> int:
+    return (instant - _EPOCH) // _MICROSECOND
+
+
+def instant(microseconds_since_epoch: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=microseconds_since_epoch)
+
+
+@functools.cache
+def _sqlite_advance_sql() -> str:
+    table = connection.ops.quote_name(ChangeStampCounter._meta.db_table)
+    return (
+        f"INSERT INTO {table} (id, last_stamp) VALUES (1, %s) "
+        f"ON CONFLICT (id) DO UPDATE SET last_stamp = MAX({table}.last_stamp + %s, excluded.last_stamp) "
+        "RETURNING last_stamp"
+    )
+
+
+def change_stamps_reserve(*, count: int = 1, **_scope: object) -> list[datetime]:
+    """`count` consecutive updatedDates, 1 µs apart, later than any handed out before, for the changes this
+    transaction will write. Call it before the transaction's first write; stamps left unused are simply skipped.
+    (Keyword arguments naming a partner environment are accepted and ignored: the order is one for all.)
+    """
+    if not connection.in_atomic_block:
+        raise RuntimeError("Stamps must be reserved in the transaction that writes them.")
+    if count < 1:
+        return []
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            try:
+                cursor.execute("SELECT projects_change_stamps_reserve(%s)", [count])
+            except Exception:
+                # The function holds a session lock for its few statements; a connection that failed inside it
+                # must not survive to hold that lock forever.
+                connection.close_if_unusable_or_obsolete()
+                raise
+            (first,) = cursor.fetchone()
+        else:
+            cursor.execute(_sqlite_advance_sql(), [microseconds(timezone.now()) + count - 1, count])
+            (last,) = cursor.fetchone()
+            first = last - count + 1
+    return [instant(stamp) for stamp in range(first, first + count)]
 
 
 def followers_visible(queryset: QuerySet) -> QuerySet:
     """The projects whose latest change a follower may be served now: no change still in flight can later take
-    a place before them."""
-    return queryset
+    a place before them. A change stays hidden at most as long as the oldest write transaction then running."""
+    if connection.vendor != "postgresql":
+        return queryset
+    return queryset.filter(Q(change_xid__lt=_BELOW_HORIZON) | Q(change_xid=_OWN_XID))

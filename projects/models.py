@@ -80,6 +80,9 @@ class Project(models.Model):
     platform_note = models.TextField(max_length=2000, null=True, blank=True)
     platform_updated_date = models.DateTimeField(null=True, blank=True, help_text="Last platform write that changed.")
 
+    # PostgreSQL: the transaction that wrote the latest updatedDate, set by a trigger (projects/change_log.py).
+    change_xid = models.BigIntegerField(default=0, editable=False)
+
     objects = ProjectQuerySet.as_manager()
 
     class Meta:
@@ -92,14 +95,19 @@ class Project(models.Model):
             ),
         ]
         # Each list order has its index; the other date trails it, so filtering on one date while ordering by the
-        # other, and skipping rows to a deep page, stay index-only scans.
+        # other, and skipping rows to a deep page, stay index-only scans. deleted_date trails both: the list's
+        # `deleted_date IS NULL` (CONTRACT §12) is then read from the index too, never from the rows.
         indexes = [
             models.Index(
-                fields=["partner", "environment", "updated_date", "id", "submitted_date"], name="project_updated_idx"
+                fields=["partner", "environment", "updated_date", "id", "submitted_date", "deleted_date"],
+                name="project_updated_idx",
             ),
             models.Index(
-                fields=["partner", "environment", "submitted_date", "id", "updated_date"], name="project_submitted_idx"
+                fields=["partner", "environment", "submitted_date", "id", "updated_date", "deleted_date"],
+                name="project_submitted_idx",
             ),
+            # The platform's changes feed and its list across partners (platform_api/selectors.py).
+            models.Index(fields=["environment", "updated_date", "id"], name="project_env_changes_idx"),
         ]  # Every push updates its project and every index with it: keep these few (bench/README.md).
 
     def __str__(self) -> str:
@@ -108,17 +116,11 @@ class Project(models.Model):
         return f"{self.external_id} ({self.environment})"
 
 
-class ChangeClock(models.Model):
-    """The last updatedDate handed out to a project of one partner's environment (projects/change_clock.py).
+class ChangeStampCounter(models.Model):
+    """SQLite only: the last updatedDate handed out, as microseconds since the epoch (projects/change_log.py).
+    PostgreSQL hands stamps out from the sequence projects_change_stamp_seq instead."""
 
-    Every write that changes projects locks this row as its last statement and holds it until commit, so
-    updatedDates are unique and in the order their changes become visible: what makes `gt:` pulls exact.
-    """
-
-    pk = models.CompositePrimaryKey("partner", "environment")
-    partner = models.ForeignKey(Partner, on_delete=models.CASCADE, related_name="+", db_index=False)  # the key leads
-    environment = models.CharField(max_length=10, choices=Environment.choices)
-    last_stamp = models.BigIntegerField(help_text="Microseconds since the Unix epoch, UTC.")
+    last_stamp = models.BigIntegerField()
 
     def __str__(self) -> str:
-        return f"{self.partner_id}, {self.environment}: {self.last_stamp}"
+        return str(self.last_stamp)

@@ -212,8 +212,8 @@ class WebhookTestView(APIView):
         summary="Send a test event",
         description=(
             "Queues a signed `webhook.test` event for this webhook alone, at once: "
-            '`{"type": "webhook.test", "id", "timestamp", "data": {"webhook", "environment", "url"}}`. Follow it in '
-            "the deliveries. Test events are not replayed by `GET integration/events`."
+            '`{"type": "webhook.test", "id", "timestamp", "data": {"endpointId", "message"}}`, and lifts the pause '
+            "after failures. Follow it in the deliveries. Test events are not replayed by `GET integration/events`."
         ),
         parameters=[WEBHOOK_ID],
         request=None,
@@ -228,7 +228,7 @@ class WebhookTestView(APIView):
         endpoint = _endpoint(request, environment, webhook_id)
         if not endpoint.is_enabled:
             raise EndpointDisabled()
-        event = services.webhook_endpoint_test(endpoint=endpoint)
+        event = services.webhook_endpoint_send_test(endpoint=endpoint)
         delivery = event.deliveries.get()
         return Response(
             {"eventId": event.pk, "deliveryId": delivery.pk, "status": delivery.status}, status=HTTPStatus.ACCEPTED

@@ -7,7 +7,7 @@ from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from integration_service.rows import rows_select
-from webhooks.choices import TEST_EVENT_TYPE, DeliveryStatus
+from webhooks.choices import WEBHOOK_TEST_EVENT, DeliveryStatus
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 _SUBSCRIPTION = ("id", "event_types", "paused_until")
@@ -71,7 +71,7 @@ def events_replay_queryset(
         environment=environment,
         created_at__gte=now - timedelta(days=settings.WEBHOOK_EVENT_RETENTION_DAYS),
         created_at__lte=now - timedelta(seconds=settings.WEBHOOK_EVENT_REPLAY_SETTLE_SECONDS),
-    ).exclude(type=TEST_EVENT_TYPE)
+    ).exclude(type=WEBHOOK_TEST_EVENT)
     if event_type:
         events = events.filter(type=event_type)
     if after is not None:

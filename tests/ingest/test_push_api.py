@@ -4,7 +4,6 @@ import json
 from http import HTTPStatus
 
 import pytest
-from django.db import connection
 from django.utils.dateparse import parse_datetime
 
 from ingest.mapping_services import mapping_document_import
@@ -346,9 +345,9 @@ def test_a_push_does_a_fixed_number_of_queries_whatever_the_payload(
     data = {f"k{number}": f"value {number}" for number in range(size)}
 
     # the caller (token user, ClientID, clearance, mapping version, whether webhook endpoints exist: none here),
-    # lock project, insert raw push, advance the change clock and update project (one statement on PostgreSQL);
-    # and the SAVEPOINT/RELEASE pair of push_receive's transaction, nested in the test's own transaction here.
-    with django_assert_num_queries(6 if connection.vendor == "postgresql" else 7):
+    # reserve the stamp, lock project, insert raw push, update project; and the SAVEPOINT/RELEASE pair of
+    # push_receive's transaction, nested in the test's own transaction here.
+    with django_assert_num_queries(7):
         assert push(sandbox_client, {"id": "Q-1", "data": data}).status_code == HTTPStatus.OK
 
 
@@ -359,8 +358,8 @@ def test_a_changing_push_reads_the_webhook_endpoints_only_when_there_are_some(
     webhook_endpoint_create(partner=partner, environment=SANDBOX, url="http://127.0.0.1:9/hooks")
     push(sandbox_client, {"id": "Q-1", "data": {"k": 1}})
 
-    # as above, and the endpoints to tell (read before the change clock), the event and its delivery
-    with django_assert_num_queries(9 if connection.vendor == "postgresql" else 10) as captured:
+    # as above, and the endpoints to tell, the event and its delivery
+    with django_assert_num_queries(10) as captured:
         assert push(sandbox_client, {"id": "Q-1", "data": {"k": 2}}).status_code == HTTPStatus.OK
 
     sqls = [query["sql"] for query in captured.captured_queries]

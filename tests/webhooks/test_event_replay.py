@@ -14,7 +14,7 @@ from partners.services import partner_clear_for_production
 from tests.conftest import PRODUCTION, SANDBOX, problem, url
 from tests.webhooks.conftest import run_worker
 from webhooks.models import WebhookDelivery, WebhookEvent
-from webhooks.services import webhook_endpoint_create, webhook_endpoint_test
+from webhooks.services import webhook_endpoint_create, webhook_endpoint_send_test
 
 pytestmark = pytest.mark.django_db
 
@@ -127,7 +127,7 @@ def test_only_the_partner_environments_events_and_never_test_events(
     push(sandbox_client, "MINE", {"name": "Mine"})
     push(production_client, "LIVE", {"name": "Live"}, environment=PRODUCTION)
     push(other_client, "THEIRS", {"name": "Theirs"})
-    webhook_endpoint_test(endpoint=endpoint)
+    webhook_endpoint_send_test(endpoint=endpoint)
 
     sandbox = events(sandbox_client)
     production = events(production_client, PRODUCTION)

@@ -13,13 +13,19 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 from tests.conftest import PRODUCTION, SANDBOX, problem, url
 from tests.webhooks.conftest import run_worker, verify_documented
 from webhooks.models import WebhookDelivery, WebhookEndpoint
-from webhooks.services import webhook_endpoint_create
+from webhooks.services import webhook_endpoint_create, webhook_endpoint_send_test
 
 pytestmark = pytest.mark.django_db
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 SECRET = re.compile(r"^whsec_[A-Za-z0-9+/]{43}=$")
-ALL_EVENTS = ["project.created", "project.updated", "partner.production_cleared", "partner.production_revoked"]
+ALL_EVENTS = [
+    "project.created",
+    "project.updated",
+    "project.deleted",
+    "partner.production_cleared",
+    "partner.production_revoked",
+]
 NOT_FOUND = problem(404, "No webhook with this id exists for your partner in this environment.", "not_found")
 
 
@@ -238,9 +244,7 @@ def test_another_partners_or_environments_webhook_is_404(
 
 def test_another_partners_delivery_is_404_for_redelivery(sandbox_client, other_partner, receiver, hook):
     other = webhook_endpoint_create(partner=other_partner, environment=SANDBOX, url=receiver.url())[0]
-    from webhooks.services import webhook_endpoint_test
-
-    others_delivery = webhook_endpoint_test(endpoint=other).deliveries.get()
+    others_delivery = webhook_endpoint_send_test(endpoint=other).deliveries.get()
     paths = [
         url(SANDBOX, "webhook-redeliver", webhook_id=hook["id"], delivery_id=others_delivery.pk),
         url(SANDBOX, "webhook-redeliver", webhook_id=other.pk, delivery_id=others_delivery.pk),
@@ -379,7 +383,7 @@ def test_a_test_event_is_signed_and_delivered_at_once(sandbox_client, receiver, 
         "type": "webhook.test",
         "id": event_id,
         "timestamp": ANY,
-        "data": {"webhook": hook["id"], "environment": SANDBOX, "url": receiver.url()},
+        "data": {"endpointId": hook["id"], "message": "A test event from the integration service."},
     }
     assert Webhook(hook["secret"]).verify(request.body, request.headers) == request.event
     assert verify_documented(hook["secret"], request)
@@ -467,9 +471,7 @@ def test_deliveries_newest_first_with_their_outcome_and_a_cursor(sandbox_client,
 
 
 def test_a_pending_delivery_shows_its_next_retry_and_the_filters_work(sandbox_client, hook):
-    from webhooks.services import webhook_endpoint_test
-
-    delivery = webhook_endpoint_test(endpoint=WebhookEndpoint.objects.get()).deliveries.get()
+    delivery = webhook_endpoint_send_test(endpoint=WebhookEndpoint.objects.get()).deliveries.get()
     WebhookDelivery.objects.filter(pk=delivery.pk).update(attempts=1, response_code=503, last_error="HTTP 503: busy")
     path = url(SANDBOX, "webhook-deliveries", webhook_id=hook["id"])
 
