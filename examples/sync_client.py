@@ -4,7 +4,8 @@
     EMAIL=demo@example.com PASSWORD=demo-password python examples/sync_client.py
 
 It logs in (and again when the token expires), pushes records (one, then a batch), follows the incremental pull
-from a watermark kept in a file, and shows how to verify a webhook's signature (Standard Webhooks). Retries follow
+from a watermark kept in a file, replays the webhook events a receiver missed from a cursor kept in another, and
+shows how to verify a webhook's signature (Standard Webhooks). Retries follow
 `Retry-After` on 429 and 503 and back off on network errors; a push and a batch are safe to repeat. Every call
 sends its own X-Request-ID, which the service logs and returns in errors: quote it to support.
 
@@ -87,6 +88,23 @@ class IntegrationClient:
                 yield project
                 watermark = project["updatedDate"]
             if len(items) < page_size:
+                return
+
+    def events_since(self, cursor: str | None, *, event_type: str | None = None) -> Iterator[tuple[dict, str | None]]:
+        """Replay the environment's webhook events after `cursor` (None: the last 30 days), oldest first, exactly as
+        they were delivered: how a receiver catches up after an outage. Yields (event, cursor): the cursor is set on
+        each page's last event; store it once you have handled that event, and pass it next time."""
+        while True:
+            params = {
+                "limit": 100,
+                **({"after": cursor} if cursor else {}),
+                **({"type": event_type} if event_type else {}),
+            }
+            page = self._call("GET", "/integration/events", params=params)
+            for number, event in enumerate(page["items"], 1):
+                yield event, page["nextCursor"] if number == len(page["items"]) else None
+            cursor = page["nextCursor"] or cursor
+            if not page["hasMore"]:
                 return
 
     # -- transport ------------------------------------------------------------------------------------------------
@@ -205,6 +223,15 @@ def main() -> None:
             print(f"{project['updatedDate']}  {project['externalId']}  {project['mappingStatus']}  {project['name']}")
         state.write_text(project["updatedDate"])  # after the project is handled, so a crash repeats, never skips
     print(f"up to date; watermark in {state}")
+
+    # After your webhook receiver was down: replay what it missed (events are kept 30 days), deduplicating on "id".
+    replay = Path(os.environ.get("EVENT_CURSOR_FILE", ".event-cursor"))
+    cursor = replay.read_text().strip() if replay.exists() else None
+    for event, page_cursor in client.events_since(cursor):
+        print(f"{event['timestamp']}  {event['type']}  {event['id']}")
+        if page_cursor:
+            replay.write_text(page_cursor)  # after the page's last event is handled
+    print(f"events replayed; cursor in {replay}")
 
 
 if __name__ == "__main__":

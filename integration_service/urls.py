@@ -13,6 +13,7 @@ from partners.views import LoginView
 from platform_api.openapi import platform_schema_settings
 from platform_api.urls import platform_patterns
 from projects.views import ProjectDetailView, ProjectListView
+from webhooks import api_views as webhooks
 
 # The same endpoints under both roots; the root decides the environment every view and check works in.
 # A trailing slash is accepted too, since partners' HTTP clients differ on it.
@@ -25,6 +26,27 @@ api_patterns = [
     re_path(r"^externals/projects/(?P<external_id>[\s\S]+)$", ProjectDeleteView.as_view(), name="project-delete"),
     re_path(r"^integration/projects/?$", ProjectListView.as_view(), name="project-list"),
     re_path(r"^integration/projects/(?P<project_id>[^/]+)/?$", ProjectDetailView.as_view(), name="project-detail"),
+    re_path(r"^integration/webhooks/?$", webhooks.WebhookListView.as_view(), name="webhook-list"),
+    re_path(r"^integration/webhooks/(?P<webhook_id>[^/]+)/?$", webhooks.WebhookDetailView.as_view(), name="webhook"),
+    re_path(
+        r"^integration/webhooks/(?P<webhook_id>[^/]+)/rotate-secret/?$",
+        webhooks.WebhookRotateSecretView.as_view(),
+        name="webhook-rotate-secret",
+    ),
+    re_path(
+        r"^integration/webhooks/(?P<webhook_id>[^/]+)/test/?$", webhooks.WebhookTestView.as_view(), name="webhook-test"
+    ),
+    re_path(
+        r"^integration/webhooks/(?P<webhook_id>[^/]+)/deliveries/?$",
+        webhooks.DeliveryListView.as_view(),
+        name="webhook-deliveries",
+    ),
+    re_path(
+        r"^integration/webhooks/(?P<webhook_id>[^/]+)/deliveries/(?P<delivery_id>[^/]+)/redeliver/?$",
+        webhooks.RedeliverView.as_view(),
+        name="webhook-redeliver",
+    ),
+    re_path(r"^integration/events/?$", webhooks.EventListView.as_view(), name="event-list"),
     re_path(r"^integration/pushes/?$", PushListView.as_view(), name="push-list"),
     re_path(r"^integration/pushes/(?P<push_id>[^/]+)/?$", PushDetailView.as_view(), name="push-detail"),
     re_path(r"^[\s\S]*$", api_not_found),  # a path with a newline ("%0A") too: never Django's HTML page

@@ -42,6 +42,32 @@ def test_push_then_follow_the_incremental_pull(client):
     assert list(client.changes_since(changed[-1]["updatedDate"])) == []
 
 
+def test_events_missed_by_a_receiver_are_replayed_from_a_stored_cursor(client, partner, settings):
+    from webhooks.services import webhook_endpoint_create
+
+    settings.WEBHOOK_ALLOW_PRIVATE_URLS = True
+    settings.WEBHOOK_EVENT_REPLAY_SETTLE_SECONDS = 0
+    settings.TASKS = {
+        "default": {"BACKEND": "django_tasks.backends.dummy.DummyBackend", "QUEUES": ["default", "webhooks"]}
+    }
+    webhook_endpoint_create(partner=partner, environment="sandbox", url="http://127.0.0.1:1025/down")
+    for number in range(3):
+        client.push(f"HS-{number}", {"a": number})
+
+    first = list(client.events_since(None))
+    stored = [cursor for _, cursor in first if cursor][-1]
+    client.push("HS-0", {"a": 10})
+    later = list(client.events_since(stored))
+
+    assert [(event["type"], event["data"]["externalId"]) for event, _ in first] == [
+        ("project.created", "HS-0"),
+        ("project.created", "HS-1"),
+        ("project.created", "HS-2"),
+    ]
+    assert [cursor is not None for _, cursor in first] == [False, False, True]
+    assert [(event["type"], event["data"]["data"]) for event, _ in later] == [("project.updated", {"a": 10})]
+
+
 def test_a_delete_comes_through_the_incremental_pull_as_a_tombstone_and_a_push_restores(client):
     pushed = client.push("HS/1 a", {"a": 1})
     watermark = list(client.changes_since(sync_client.EPOCH))[-1]["updatedDate"]

@@ -46,7 +46,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         return self.readonly_fields + (("partner", "environment") if obj else ())
 
     def get_fields(self, request: HttpRequest, obj: WebhookEndpoint | None = None) -> list[str]:
-        fields = ["partner", "environment", "url", "event_types", "is_enabled"]
+        fields = ["partner", "environment", "url", "event_types", "description", "is_enabled"]
         return fields + list(self.readonly_fields) if obj else fields
 
     @admin.display(description="Events")
@@ -66,7 +66,11 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         data = form.cleaned_data
         if change:
             webhook_endpoint_update(
-                endpoint=obj, url=data["url"], event_types=data["event_types"], is_enabled=data["is_enabled"]
+                endpoint=obj,
+                url=data["url"],
+                event_types=data["event_types"],
+                is_enabled=data["is_enabled"],
+                description=data["description"],
             )
             return
         endpoint, secret = webhook_endpoint_create(
@@ -74,6 +78,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             environment=data["environment"],
             url=data["url"],
             event_types=data["event_types"],
+            description=data["description"],
             created_by=request.user,
         )
         if not data["is_enabled"]:

@@ -20,7 +20,7 @@ class WebhookEndpointForm(forms.ModelForm):
 
     class Meta:
         model = WebhookEndpoint
-        fields = ("partner", "environment", "url", "event_types", "is_enabled")
+        fields = ("partner", "environment", "url", "event_types", "description", "is_enabled")
 
     def clean_url(self) -> str:
         try:

@@ -20,6 +20,7 @@ class WebhookEndpoint(models.Model):
     url = models.CharField("URL", max_length=2000)
     event_types = models.JSONField(default=_all_event_types, help_text="The event types sent to this endpoint.")
     is_enabled = models.BooleanField("enabled", default=True)
+    description = models.CharField(max_length=500, blank=True, help_text="The partner's note on what it is for.")
     secret_encrypted = models.TextField(editable=False)
     previous_secret_encrypted = models.TextField(blank=True, editable=False)
     previous_secret_until = models.DateTimeField(null=True, blank=True, editable=False)
@@ -57,6 +58,15 @@ class WebhookEvent(models.Model):
     class Meta:
         verbose_name = "webhook event"
         ordering = ["-created_at"]
+        indexes = [
+            # The replay (GET integration/events): one partner environment's events in (created_at, id) order,
+            # from a cursor; and the pruning, partner environment by partner environment.
+            models.Index(fields=["partner", "environment", "created_at", "id"], name="webhook_event_replay_idx"),
+            # The replay of one type (`type=`): a rare type would otherwise filter the whole range, row by row.
+            models.Index(
+                fields=["partner", "environment", "type", "created_at", "id"], name="webhook_event_type_replay_idx"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.type} {self.id}"

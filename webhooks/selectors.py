@@ -1,10 +1,14 @@
 """Reads. `endpoints_subscribed` runs on every push that changes a project: through integration_service/rows.py."""
 
+from datetime import datetime, timedelta
+
+from django.conf import settings
 from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
 
 from integration_service.rows import rows_select
-from webhooks.choices import DeliveryStatus
-from webhooks.models import WebhookDelivery, WebhookEndpoint
+from webhooks.choices import WEBHOOK_TEST_EVENT, DeliveryStatus
+from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 _SUBSCRIPTION = ("id", "event_types", "paused_until")
 
@@ -25,3 +29,67 @@ def endpoint_delivery_counts(*, endpoint: WebhookEndpoint) -> dict[str, int]:
 
 def deliveries_of_endpoint(*, endpoint_id: int) -> QuerySet[WebhookDelivery]:
     return WebhookDelivery.objects.filter(endpoint_id=endpoint_id).select_related("event")
+
+
+# --- the partner's self-service API -------------------------------------------------------------------------------
+
+
+def endpoints_of(*, partner_id: int, environment: str) -> QuerySet[WebhookEndpoint]:
+    """A partner environment's endpoints, oldest first."""
+    return WebhookEndpoint.objects.filter(partner_id=partner_id, environment=environment).order_by("id")
+
+
+def endpoint_of(*, partner_id: int, environment: str, endpoint_id: int) -> WebhookEndpoint | None:
+    """One of the partner environment's endpoints; None for another partner's or environment's, or none."""
+    return endpoints_of(partner_id=partner_id, environment=environment).filter(pk=endpoint_id).first()
+
+
+def deliveries_page(
+    *, endpoint_id: int, status: str | None, before_id: int | None, limit: int
+) -> tuple[list[WebhookDelivery], bool]:
+    """An endpoint's deliveries, newest first, after the cursor (ids below `before_id`): `limit` of them and
+    whether more follow. On the log index (endpoint, -id)."""
+    deliveries = WebhookDelivery.objects.filter(endpoint_id=endpoint_id).select_related("event").defer("event__body")
+    if status:
+        deliveries = deliveries.filter(status=status)
+    if before_id is not None:
+        deliveries = deliveries.filter(id__lt=before_id)
+    rows = list(deliveries.order_by("-id")[: limit + 1])
+    return rows[:limit], len(rows) > limit
+
+
+def events_replay_queryset(
+    *, partner_id: int, environment: str, after: tuple[datetime, str] | None, event_type: str | None
+) -> QuerySet[WebhookEvent]:
+    """A partner environment's replayable events after the cursor position `after` (created_at, id), oldest first:
+    those of the retention window at least WEBHOOK_EVENT_REPLAY_SETTLE_SECONDS old, so a cursor never passes an
+    event whose transaction has not committed yet (docs/decisions.md, "Event replay"), test events left out (an
+    endpoint's own). On the replay index (partner, environment, created_at, id)."""
+    now = timezone.now()
+    events = WebhookEvent.objects.filter(
+        partner_id=partner_id,
+        environment=environment,
+        created_at__gte=now - timedelta(days=settings.WEBHOOK_EVENT_RETENTION_DAYS),
+        created_at__lte=now - timedelta(seconds=settings.WEBHOOK_EVENT_REPLAY_SETTLE_SECONDS),
+    ).exclude(type=WEBHOOK_TEST_EVENT)
+    if event_type:
+        events = events.filter(type=event_type)
+    if after is not None:
+        created_at, event_id = after
+        # The >= bounds the index range; the OR skips what the cursor has seen at that instant.
+        events = events.filter(created_at__gte=created_at).filter(Q(created_at__gt=created_at) | Q(id__gt=event_id))
+    return events.order_by("created_at", "id")
+
+
+def events_replay(
+    *,
+    partner_id: int,
+    environment: str,
+    after: tuple[datetime, str] | None,
+    event_type: str | None,
+    limit: int,
+) -> tuple[list[tuple[datetime, str, str]], bool]:
+    """`limit` replayable events after `after` as [(created_at, id, body)], and whether more follow."""
+    events = events_replay_queryset(partner_id=partner_id, environment=environment, after=after, event_type=event_type)
+    rows = list(events.values_list("created_at", "id", "body")[: limit + 1])
+    return rows[:limit], len(rows) > limit

@@ -4,12 +4,14 @@ import json
 import secrets
 from collections.abc import Collection
 from datetime import timedelta
+from http import HTTPStatus
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from integration_service.errors import ServiceError
 from integration_service.rows import row_insert, rows_insert
 from partners.choices import Environment
 from partners.models import Partner, User
@@ -23,6 +25,11 @@ from webhooks.selectors import endpoints_subscribed
 from webhooks.signing import secret_generate
 
 # --- endpoints ----------------------------------------------------------------------------------------------------
+
+
+class TooManyEndpoints(ServiceError):
+    status_code = HTTPStatus.CONFLICT
+    code = "too_many_webhooks"
 
 
 def event_types_clean(event_types: list[str] | None) -> list[str]:
@@ -54,30 +61,57 @@ def webhook_endpoint_create(
     url: str,
     event_types: list[str] | None = None,
     created_by: User | None = None,
+    description: str = "",
+    is_enabled: bool = True,
+    max_per_environment: int | None = None,
 ) -> tuple[WebhookEndpoint, str]:
-    """Register an endpoint and return it with its signing secret, which is never shown again."""
+    """Register an endpoint and return it with its signing secret, which is never shown again.
+    `max_per_environment` (the partners' API): TooManyEndpoints when the partner environment has that many; the
+    partner's row is locked for the count, so concurrent registrations cannot pass it together."""
+    url = url_check(url)  # resolves the host: before the lock, not under it
     secret = secret_generate()
     endpoint = WebhookEndpoint(
         partner=partner,
         environment=environment,
-        url=url_check(url),
+        url=url,
         event_types=event_types_clean(event_types),
+        description=description,
+        is_enabled=is_enabled,
         secret_encrypted=secret_box.encrypt(secret),
         created_by=created_by,
     )
     endpoint.full_clean()
-    endpoint.save()
+    with transaction.atomic():
+        if max_per_environment is not None:
+            Partner.objects.select_for_update().filter(pk=partner.pk).first()
+            if WebhookEndpoint.objects.filter(partner=partner, environment=environment).count() >= max_per_environment:
+                raise TooManyEndpoints(
+                    f"This environment has {max_per_environment} webhooks already, the most it can have: delete one."
+                )
+        endpoint.save()
     return endpoint, secret
 
 
 def webhook_endpoint_update(
-    *, endpoint: WebhookEndpoint, url: str, event_types: list[str] | None, is_enabled: bool
+    *,
+    endpoint: WebhookEndpoint,
+    url: str,
+    event_types: list[str] | None,
+    is_enabled: bool,
+    description: str | None = None,
 ) -> WebhookEndpoint:
-    endpoint.url = url_check(url)
+    """Change an endpoint (`description` None: kept). A changed URL is checked as at registration; an unchanged one
+    is not again here (every delivery checks it), so an endpoint whose host went private can still be disabled."""
+    url = url.strip()
+    if url != endpoint.url:
+        endpoint.url = url_check(url)
     endpoint.event_types = event_types_clean(event_types)
+    if description is not None:
+        endpoint.description = description
     was_enabled = WebhookEndpoint.objects.filter(pk=endpoint.pk, is_enabled=True).exists()
     endpoint.is_enabled = is_enabled
-    endpoint.save(update_fields=["url", "event_types", "is_enabled"])
+    endpoint.full_clean(exclude=["partner", "url", "secret_encrypted"])
+    endpoint.save(update_fields=["url", "event_types", "is_enabled", "description"])
     if is_enabled and not was_enabled:
         _drain_soon(endpoint.pk)  # what waited while it was disabled
     return endpoint
@@ -269,7 +303,28 @@ def webhook_endpoint_send_test(*, endpoint: WebhookEndpoint) -> WebhookEvent:
     return event
 
 
-# --- operators' redelivery ---------------------------------------------------------------------------------------
+def events_prune(*, older_than_days: int, chunk: int = 5000) -> int:
+    """Delete the events written more than `older_than_days` ago, and their deliveries, partner environment by
+    partner environment in chunks (each its own short transaction, on the replay index); returns how many."""
+    cutoff = timezone.now() - timedelta(days=older_than_days)
+    deleted = 0
+    for partner_id in Partner.objects.values_list("pk", flat=True):
+        for environment in Environment.values:
+            while True:
+                ids = list(
+                    WebhookEvent.objects.filter(partner_id=partner_id, environment=environment, created_at__lt=cutoff)
+                    .order_by("created_at", "id")
+                    .values_list("id", flat=True)[:chunk]
+                )
+                if not ids:
+                    break
+                with transaction.atomic():
+                    WebhookDelivery.objects.filter(event_id__in=ids).delete()
+                    deleted += WebhookEvent.objects.filter(id__in=ids).delete()[1].get(WebhookEvent._meta.label, 0)
+    return deleted
+
+
+# --- redelivery (operators and partners) --------------------------------------------------------------------------
 
 
 def delivery_redeliver(*, delivery: WebhookDelivery) -> None:

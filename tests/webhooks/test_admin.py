@@ -48,7 +48,7 @@ def test_the_form_says_why_a_url_is_refused(admin_client, partner, settings):
     response = admin_client.post(ADD, {"partner": partner.pk, "environment": SANDBOX, "url": "https://10.0.0.8/in"})
 
     assert response.status_code == HTTPStatus.OK
-    assert "The host 10.0.0.8 resolves to 10.0.0.8, which is not a public address" in response.content.decode()
+    assert "The host 10.0.0.8 is 10.0.0.8, which is not a public address (private)." in response.content.decode()
     assert WebhookEndpoint.objects.count() == 0
 
 

@@ -120,8 +120,7 @@ def test_an_address_is_checked_again_at_delivery(partner, receiver, settings, mo
     delivery = WebhookDelivery.objects.get()
     assert delivery.response_code is None
     assert delivery.last_error == (
-        "Refused: The host hooks.example.com resolves to 10.1.2.3, which is not a public address "
-        "(allowed only with WEBHOOK_ALLOW_PRIVATE_URLS)."
+        "Refused: The host hooks.example.com resolves to 10.1.2.3, which is not a public address (private)."
     )
 
 

@@ -1,0 +1,210 @@
+"""The partner self-service API's bodies and query parameters (CONTRACT §15): webhooks, deliveries, events."""
+
+from typing import Any
+
+from rest_framework import serializers
+
+from projects.serializers import DigitsIntegerField, iso_datetime
+from webhooks.choices import ALL_EVENT_TYPES, DeliveryStatus
+from webhooks.cursors import CursorInvalid, delivery_position, event_position
+from webhooks.models import WebhookDelivery, WebhookEndpoint
+
+DESCRIPTION_MAX = 500
+DELIVERY_PAGE_DEFAULT, DELIVERY_PAGE_MAX = 50, 100
+EVENT_PAGE_DEFAULT, EVENT_PAGE_MAX = 100, 1000
+
+
+class StrictCharField(serializers.CharField):
+    """A JSON string, nothing converted into one (DRF's CharField takes 12 for "12")."""
+
+    default_error_messages = {"invalid": "Must be a string."}
+
+    def to_internal_value(self, data: object) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """JSON true or false only (DRF's BooleanField also takes "yes", 1, "on")."""
+
+    default_error_messages = {"invalid": "Must be true or false."}
+
+    def to_internal_value(self, data: object) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
+class _KnownFieldsSerializer(serializers.Serializer):
+    """Refuses keys it does not know: a typo (`event` for `events`) must not silently subscribe to everything."""
+
+    def to_internal_value(self, data: Any) -> dict:
+        if not isinstance(data, dict):
+            raise serializers.ValidationError({"": ["The body must be a JSON object."]})
+        unknown = sorted(set(data) - set(self.fields))
+        errors = {}
+        if unknown:
+            known = ", ".join(self.fields)
+            errors = {name: [f"Unknown field; the fields are {known}."] for name in unknown}
+        try:
+            value = super().to_internal_value(data)
+        except serializers.ValidationError as invalid:
+            errors.update(invalid.detail)
+        if errors:
+            raise serializers.ValidationError(errors)
+        return value
+
+
+def _events_field(**kwargs) -> serializers.ListField:
+    return serializers.ListField(
+        child=serializers.ChoiceField(choices=list(ALL_EVENT_TYPES)),
+        allow_empty=False,
+        max_length=len(ALL_EVENT_TYPES),
+        help_text="The event types to receive; all of them when left out.",
+        **kwargs,
+    )
+
+
+class WebhookCreateSerializer(_KnownFieldsSerializer):
+    """A webhook to register: any key not listed here is refused."""
+
+    url = StrictCharField(max_length=2000, help_text="https://… on a public address, checked now and at each try.")
+    events = _events_field(required=False)
+    description = StrictCharField(max_length=DESCRIPTION_MAX, required=False, allow_blank=True, default="")
+    enabled = StrictBooleanField(required=False, default=True)
+
+
+class WebhookUpdateSerializer(_KnownFieldsSerializer):
+    """The fields to change (at least one); any key not listed here is refused."""
+
+    url = StrictCharField(max_length=2000, required=False)
+    events = _events_field(required=False)
+    description = StrictCharField(max_length=DESCRIPTION_MAX, required=False, allow_blank=True)
+    enabled = StrictBooleanField(required=False, help_text="false disables: no new events, pending ones wait.")
+
+    def validate(self, attrs: dict) -> dict:
+        if not attrs:
+            raise serializers.ValidationError("Send at least one of url, events, description, enabled.")
+        return attrs
+
+
+class WebhookSerializer(serializers.Serializer):
+    """An endpoint as every answer shows it: never its secret."""
+
+    id = serializers.IntegerField()
+    url = serializers.CharField()
+    events = serializers.ListField(child=serializers.CharField(), source="event_types")
+    description = serializers.CharField()
+    enabled = serializers.BooleanField(source="is_enabled")
+    createdDate = serializers.SerializerMethodField()
+
+    def get_createdDate(self, endpoint: WebhookEndpoint) -> str:
+        return iso_datetime(endpoint.created_at)
+
+
+class WebhookWithSecretSerializer(WebhookSerializer):
+    """The answer to POST integration/webhooks: the one time the secret is shown."""
+
+    secret = serializers.CharField(help_text="whsec_…: verify the signatures with it. Shown this once.")
+
+
+class WebhookListSerializer(serializers.Serializer):
+    items = WebhookSerializer(many=True)
+
+
+class SecretSerializer(serializers.Serializer):
+    secret = serializers.CharField(help_text="The new whsec_… secret, shown this once.")
+    previousSecretValidUntil = serializers.CharField(help_text="Until when the old secret still signs too.")
+
+
+class EventQueuedSerializer(serializers.Serializer):
+    eventId = serializers.CharField(help_text="The webhook-id the request will carry.")
+    deliveryId = serializers.IntegerField()
+    status = serializers.CharField()
+
+
+class DeliverySerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    eventId = serializers.CharField(source="event_id")
+    eventType = serializers.CharField(source="event.type")
+    status = serializers.ChoiceField(choices=DeliveryStatus.values)
+    attempts = serializers.IntegerField()
+    responseCode = serializers.IntegerField(source="response_code", allow_null=True)
+    latencyMs = serializers.IntegerField(source="latency_ms", allow_null=True)
+    lastError = serializers.CharField(source="last_error")
+    nextRetry = serializers.SerializerMethodField()
+    createdDate = serializers.SerializerMethodField()
+
+    def get_nextRetry(self, delivery: WebhookDelivery) -> str | None:
+        """When the next try is due; null once delivered or given up."""
+        pending = delivery.status == DeliveryStatus.PENDING
+        return iso_datetime(delivery.next_attempt_at) if pending else None
+
+    def get_createdDate(self, delivery: WebhookDelivery) -> str:
+        return iso_datetime(delivery.created_at)
+
+
+class DeliveryPageSerializer(serializers.Serializer):
+    items = DeliverySerializer(many=True)
+    nextCursor = serializers.CharField(allow_null=True)
+    hasMore = serializers.BooleanField()
+
+
+class EventSerializer(serializers.Serializer):
+    type = serializers.CharField()
+    id = serializers.CharField()
+    timestamp = serializers.CharField()
+    data = serializers.JSONField()
+
+
+class EventPageSerializer(serializers.Serializer):
+    items = EventSerializer(many=True)
+    nextCursor = serializers.CharField(allow_null=True, help_text="Pass it back as `after`; null when none.")
+    hasMore = serializers.BooleanField()
+
+
+class _CursorField(serializers.Field):
+    """A cursor this list gave out, read into its position."""
+
+    default_error_messages = {"invalid": "Not a cursor of this list: pass back a nextCursor unchanged."}
+
+    def __init__(self, position, **kwargs) -> None:
+        super().__init__(required=False, **kwargs)
+        self.position = position
+
+    def to_internal_value(self, data: object) -> Any:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        try:
+            return self.position(data)
+        except CursorInvalid:
+            self.fail("invalid")
+
+    def to_representation(self, value: object) -> str:
+        return str(value)
+
+
+class _KnownParametersSerializer(serializers.Serializer):
+    def to_internal_value(self, data: Any) -> dict:
+        unknown = sorted(set(data) - set(self.fields))
+        errors = {name: [f"Unknown parameter; the valid ones are {', '.join(self.fields)}."] for name in unknown}
+        try:
+            value = super().to_internal_value(data)
+        except serializers.ValidationError as invalid:
+            errors.update(invalid.detail)
+        if errors:
+            raise serializers.ValidationError(errors)
+        return value
+
+
+class DeliveryQuerySerializer(_KnownParametersSerializer):
+    status = serializers.ChoiceField(choices=DeliveryStatus.values, required=False)
+    after = _CursorField(delivery_position)
+    limit = DigitsIntegerField(min_value=1, max_value=DELIVERY_PAGE_MAX, default=DELIVERY_PAGE_DEFAULT)
+
+
+class EventQuerySerializer(_KnownParametersSerializer):
+    after = _CursorField(event_position)
+    type = serializers.ChoiceField(choices=list(ALL_EVENT_TYPES), required=False)
+    limit = DigitsIntegerField(min_value=1, max_value=EVENT_PAGE_MAX, default=EVENT_PAGE_DEFAULT)
