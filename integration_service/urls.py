@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
+from exports.views import ExportCreateView, ExportDetailView, ExportDownloadView
 from ingest.views import PushBatchView, PushView
 from integration_service.openapi import root_schema_settings
 from integration_service.schema_views import SchemaView, SwaggerView
@@ -19,6 +20,11 @@ api_patterns = [
     re_path(r"^externals/push/batch/?$", PushBatchView.as_view(), name="push-batch"),
     re_path(r"^integration/projects/?$", ProjectListView.as_view(), name="project-list"),
     re_path(r"^integration/projects/(?P<project_id>[^/]+)/?$", ProjectDetailView.as_view(), name="project-detail"),
+    re_path(r"^integration/exports/?$", ExportCreateView.as_view(), name="exports"),
+    re_path(r"^integration/exports/(?P<export_id>[^/]+)/?$", ExportDetailView.as_view(), name="export"),
+    re_path(
+        r"^integration/exports/(?P<export_id>[^/]+)/download/?$", ExportDownloadView.as_view(), name="export-download"
+    ),
     re_path(r"^.*$", api_not_found),
 ]
 
