@@ -93,7 +93,9 @@ def test_a_done_export_holds_every_live_project_as_the_list_pulls_it(sandbox_cli
         "expiresAt": ANY,
         "watermark": "2026-03-12T12:00:00Z",
     }
-    assert status["downloadUrl"].startswith(f"http://testserver/sandbox/api/v1/integration/exports/{export.pk}/download?")
+    assert status["downloadUrl"].startswith(
+        f"http://testserver/sandbox/api/v1/integration/exports/{export.pk}/download?"
+    )
     expires_at = datetime.fromisoformat(status["expiresAt"])
     assert timedelta(hours=23, minutes=59) < expires_at - timezone.now() <= timedelta(hours=24)
     response = download(status["downloadUrl"])
@@ -222,13 +224,17 @@ def invalid(errors: list[dict]) -> dict:
     return {**problem(400, detail, "invalid"), "errors": errors}
 
 
+ONLY_DATA = 'Only data can be left out (exclude: ["data"]).'
 UNKNOWN = "Unknown member; the body may hold exclude and updatedDate."
 
 
 @pytest.mark.parametrize(
     ("body", "errors"),
     [
-        ({"exclude": ["source"]}, [{"field": "exclude.0", "message": 'Only data can be left out (exclude: ["data"]).'}]),
+        (
+            {"exclude": ["source"]},
+            [{"field": "exclude.0", "message": 'Only data can be left out (exclude: ["data"]).'}],
+        ),
         ({"exclude": "data"}, [{"field": "exclude", "message": 'Expected a list of items but got type "str".'}]),
         (
             {"exclude": ["data", "data"]},
@@ -309,7 +315,9 @@ def test_a_body_of_another_media_type_is_refused(sandbox_client, content_type):
     response = sandbox_client.post(url(SANDBOX, "exports"), b"exclude=data", content_type=content_type)
 
     assert response.status_code == HTTPStatus.UNSUPPORTED_MEDIA_TYPE
-    assert response.json() == problem(415, f'Unsupported media type "{content_type}" in request.', "unsupported_media_type")
+    assert response.json() == problem(
+        415, f'Unsupported media type "{content_type}" in request.', "unsupported_media_type"
+    )
     assert not Export.objects.exists()
 
 
