@@ -57,7 +57,9 @@ class ExportAcceptedSerializer(serializers.Serializer):
 
 
 class ExportSerializer(serializers.Serializer):
-    """An export as GET integration/exports/{id} answers it. Needs the request in its context, for the link."""
+    """An export's progress, and once it is done its file's link and the watermark to continue from."""
+
+    # The link is absolute, built for the request's host: the context holds the request.
 
     id = serializers.UUIDField(read_only=True)
     status = serializers.ChoiceField(choices=ExportStatus.choices, read_only=True)

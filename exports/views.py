@@ -17,6 +17,13 @@ from exports.serializers import ExportAcceptedSerializer, ExportRequestSerialize
 from exports.services import export_file_open, export_request
 from integration_service.openapi import problem_responses
 
+LOCATION = OpenApiParameter(
+    "Location",
+    str,
+    OpenApiParameter.HEADER,
+    response=[202],
+    description="The export's address: GET it to follow the export.",
+)
 EXPORT_ID = OpenApiParameter("export_id", str, OpenApiParameter.PATH, description="The export's id (a UUID).")
 NOT_FOUND = {404: "No such export for this partner in this environment."}
 
@@ -37,6 +44,7 @@ class ExportCreateView(APIView):
             "3 exports of yours are prepared at a time (429 past it)."
         ),
         request=ExportRequestSerializer,
+        parameters=[LOCATION],
         examples=EXPORT_REQUEST_EXAMPLES,
         responses={
             202: OpenApiResponse(ExportAcceptedSerializer, description="Queued; `Location` is its address."),

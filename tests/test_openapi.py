@@ -12,7 +12,11 @@ OPERATIONS = {
     ("/externals/push/batch", "post"): "push_batch",
     ("/integration/projects", "get"): "list_projects",
     ("/integration/projects/{project_id}", "get"): "get_project",
+    ("/integration/exports", "post"): "create_export",
+    ("/integration/exports/{export_id}", "get"): "get_export",
+    ("/integration/exports/{export_id}/download", "get"): "download_export",
 }
+WITHOUT_CREDENTIALS = {"/auth/email/login", "/integration/exports/{export_id}/download"}  # the link is signed
 DOCUMENTS = {"sandbox": "/sandbox/api/v1/schema/", "production": "/api/v1/schema/"}
 SERVERS = {"sandbox": "/sandbox/api/v1", "production": "/api/v1"}
 
@@ -55,7 +59,7 @@ def test_calls_after_login_need_this_roots_token_and_client_id(schemas, environm
     for path, ops in schema["paths"].items():
         for op in ops.values():
             expected = (
-                [] if path == "/auth/email/login" else [{f"{environment}Bearer": [], f"{environment}ClientId": []}]
+                [] if path in WITHOUT_CREDENTIALS else [{f"{environment}Bearer": [], f"{environment}ClientId": []}]
             )
             assert op.get("security", []) == expected, path
 
@@ -68,6 +72,9 @@ def test_calls_after_login_need_this_roots_token_and_client_id(schemas, environm
         ("/externals/push/batch", "post", {"200", "400", "401", "403", "413", "415", "429", "503"}),
         ("/integration/projects", "get", {"200", "400", "401", "403", "429", "503"}),
         ("/integration/projects/{project_id}", "get", {"200", "401", "403", "404", "429", "503"}),
+        ("/integration/exports", "post", {"202", "400", "401", "403", "413", "415", "429", "503"}),
+        ("/integration/exports/{export_id}", "get", {"200", "401", "403", "404", "429", "503"}),
+        ("/integration/exports/{export_id}/download", "get", {"200", "404", "410", "503"}),
     ],
 )
 @pytest.mark.parametrize("environment", DOCUMENTS)
@@ -129,3 +136,15 @@ def test_the_batch_push_documents_its_records_and_results_with_examples(schemas)
     assert schema["components"]["schemas"]["PushBatchResultStatusEnum"]["enum"] == [201, 200, 400, 413]
     assert set(result["required"]) == {"index", "status", "id", "externalId"}
     assert set(operation["responses"]["200"]["content"]["application/json"]["examples"]) == {"ResultsInOrder"}
+
+
+def test_exports_document_their_location_link_and_ndjson_file(schemas):
+    paths = schemas["sandbox"]["paths"]
+    created = paths["/integration/exports"]["post"]["responses"]["202"]
+    export = schemas["sandbox"]["components"]["schemas"]["Export"]
+    download = paths["/integration/exports/{export_id}/download"]["get"]
+
+    assert set(created["headers"]) == {"Location"}
+    assert set(export["required"]) == {"id", "status", "count", "done", "downloadUrl", "expiresAt", "watermark"}
+    assert list(download["responses"]["200"]["content"]) == ["application/x-ndjson"]
+    assert {parameter["name"] for parameter in download["parameters"]} == {"export_id", "expires", "signature"}
