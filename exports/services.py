@@ -16,7 +16,7 @@ from exports.errors import ExportLinkExpired, ExportLinkInvalid, ExportsBusy
 from exports.links import link_expiry
 from exports.models import Export
 from exports.selectors import export_projects, exports_active_count, exports_expired, exports_stale
-from exports.snapshot import ProgressReporter, ndjson_write, progress_visible_elsewhere, snapshot
+from exports.snapshot import ProgressReporter, ndjson_write, progress_visible_elsewhere, project_rows, snapshot
 from exports.watermarks import watermark_of_empty_export
 from partners.models import User
 from projects.serializers import iso_datetime
@@ -127,11 +127,9 @@ def _export_write(export: Export) -> _Written:
                 environment=export.environment,
                 updated_date_filter=export.updated_date_filter,
             )
-            if export.exclude_data:
-                projects = projects.defer("source_data")
             progress.report(count=projects.count())
             count, last = ndjson_write(
-                projects.iterator(chunk_size=settings.EXPORT_CHUNK_SIZE),
+                project_rows(projects, exclude_data=export.exclude_data, chunk_size=settings.EXPORT_CHUNK_SIZE),
                 out,
                 exclude_data=export.exclude_data,
                 progress_every=settings.EXPORT_PROGRESS_EVERY,

@@ -7,6 +7,7 @@ own connection, in autocommit: the snapshot's transaction stays read-only, and t
 
 import json
 import logging
+from collections import namedtuple
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -14,6 +15,7 @@ from datetime import datetime
 from typing import IO
 
 from django.db import connection, transaction
+from django.db.models import QuerySet
 from psycopg import IsolationLevel
 
 from projects.models import Project
@@ -77,8 +79,21 @@ class ProgressReporter:
             self._pool.shutdown(wait=True)
 
 
+# Every column of a project under its attribute name, the source data last (left out when the export excludes it).
+_COLUMNS = [field.attname for field in Project._meta.concrete_fields if field.attname != "source_data"]
+ProjectRow = namedtuple("ProjectRow", [*_COLUMNS, "source_data"], defaults=[None])
+
+
+def project_rows(projects: QuerySet[Project], *, exclude_data: bool, chunk_size: int) -> Iterator[ProjectRow]:
+    """The projects through a server-side cursor, `chunk_size` rows a fetch, each as a light row that
+    project_representation reads as it reads a Project: a model instance per row cost half an export's time."""
+    columns = _COLUMNS if exclude_data else [*_COLUMNS, "source_data"]
+    for row in projects.values_list(*columns).iterator(chunk_size=chunk_size):
+        yield ProjectRow(*row)
+
+
 def ndjson_write(
-    projects: Iterable[Project],
+    projects: Iterable[Project | ProjectRow],
     out: IO[str],
     *,
     exclude_data: bool,
@@ -89,8 +104,6 @@ def ndjson_write(
     dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
     written, last = 0, None
     for project in projects:
-        if exclude_data:
-            project.source_data = None  # deferred: not fetched, and no query for it here
         body = project_representation(project)
         if exclude_data:
             del body["data"]

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PASSWORD
+from tests.exports.conftest import wait_until_followers_see_every_project
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -45,6 +46,7 @@ def test_push_then_follow_the_incremental_pull(client):
 def test_a_first_sync_by_export_then_the_pull_from_its_watermark(client):
     client.push("HS-1", {"a": 1})
     client.push("HS-2", {"a": 2})
+    wait_until_followers_see_every_project()
 
     projects, watermark = client.first_sync()
     exported = [(project["externalId"], project["data"]) for project in projects]
@@ -58,6 +60,7 @@ def test_a_first_sync_by_export_then_the_pull_from_its_watermark(client):
 
 def test_a_first_sync_without_data_and_of_nothing(client):
     client.push("HS-1", {"a": 1})
+    wait_until_followers_see_every_project()
 
     projects, watermark = client.first_sync(exclude_data=True, updated_date="gt:2999-01-01")
 
@@ -92,6 +95,7 @@ def test_main_takes_an_export_first_then_follows_changes(
     client, live_server, user, sandbox_key, tmp_path, monkeypatch, capsys
 ):
     client.push("HS-1", {"properties": {"dealname": "Lee"}})
+    wait_until_followers_see_every_project()
     state = tmp_path / "watermark"
     for name, value in {
         "BASE_URL": f"{live_server.url}/sandbox/api/v1",

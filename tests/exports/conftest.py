@@ -1,10 +1,13 @@
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from rest_framework.test import APIClient
 
+from projects.change_log import followers_visible
+from projects.models import Project
 from tests.conftest import SANDBOX, url
 
 
@@ -17,6 +20,16 @@ def exports_dir(settings, tmp_path) -> Path:
         "exports": {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": location}},
     }
     return location
+
+
+def wait_until_followers_see_every_project(seconds: float = 60) -> None:
+    """An export reads through the change log's horizon, as a follower does. On a PostgreSQL cluster that other
+    databases share, their transactions can hold the horizon back behind what a test just committed for a moment:
+    wait for it before asking for an export whose contents the test states."""
+    deadline = time.monotonic() + seconds
+    while followers_visible(Project.objects.all()).count() < Project.objects.count():
+        assert time.monotonic() < deadline, "the change log's horizon stayed behind the projects"
+        time.sleep(0.05)
 
 
 def ndjson(response) -> list[dict]:
