@@ -3,7 +3,7 @@
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/integration_bench_exports .venv/bin/python bench/export_rate.py
 
 Generates the projects once (INSERT ... SELECT generate_series, about a minute): one partner's sandbox, every
-canonical field filled, HubSpot-shaped source data of about 600 bytes, distinct updatedDates. Then runs each export
+canonical field filled, HubSpot-shaped source data of 16 properties, distinct updatedDates. Then runs each export
 as the worker does (`export_execute`: the snapshot's count, the server-side cursor, the NDJSON file, the storage),
 each in a fresh process, and prints records a second, the file's size and the process's peak RSS. A smaller export
 (--small projects of another partner) beside the large one shows whether memory grows with the export: constant
