@@ -115,26 +115,24 @@ def _export_write(export: Export) -> _Written:
     )
     spool: Path | None = None
     try:
-        with (
-            tempfile.NamedTemporaryFile(
-                "w", encoding="utf-8", suffix=".ndjson", dir=settings.EXPORTS_TEMP_DIR, delete=False
-            ) as out,
-            snapshot(),
-        ):
+        with tempfile.NamedTemporaryFile(
+            "w", encoding="utf-8", suffix=".ndjson", dir=settings.EXPORTS_TEMP_DIR, delete=False
+        ) as out:
             spool = Path(out.name)
-            projects = export_projects(
-                partner_id=export.partner_id,
-                environment=export.environment,
-                updated_date_filter=export.updated_date_filter,
-            )
-            progress.report(count=projects.count())
-            count, last = ndjson_write(
-                project_rows(projects, exclude_data=export.exclude_data, chunk_size=settings.EXPORT_CHUNK_SIZE),
-                out,
-                exclude_data=export.exclude_data,
-                progress_every=settings.EXPORT_PROGRESS_EVERY,
-                on_progress=lambda done: progress.report(done=done),
-            )
+            with snapshot():
+                projects = export_projects(
+                    partner_id=export.partner_id,
+                    environment=export.environment,
+                    updated_date_filter=export.updated_date_filter,
+                )
+                progress.report(count=projects.count())
+                count, last = ndjson_write(
+                    project_rows(projects, exclude_data=export.exclude_data, chunk_size=settings.EXPORT_CHUNK_SIZE),
+                    out,
+                    exclude_data=export.exclude_data,
+                    progress_every=settings.EXPORT_PROGRESS_EVERY,
+                    on_progress=lambda done: progress.report(done=done),
+                )
         name = f"{export.environment}/{export.pk}/{uuid.uuid4().hex}.ndjson"
         size = spool.stat().st_size
         with spool.open("rb") as content:
