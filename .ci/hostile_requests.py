@@ -128,6 +128,8 @@ def main(base: str, token: str, client_id: str) -> int:
         checks.append((f"export download {query[:40]}", "GET", download + query, b"", {}, 404))
     for query in LIST_QUERIES:
         checks.append((f"list ?{query[:50]}", "GET", f"{root}integration/projects?{query}", b"", auth, 400))
+    for encoded in ("%00", "a%00b", "a%0Ab", "%ED%A0%80", "%FF", "x" * 300):  # CRM ids no push could have stored
+        checks.append((f"delete id {encoded[:20]}", "DELETE", f"{root}externals/projects/{encoded}", b"", auth, 404))
     long_query = f"{root}integration/projects?page={'9' * 9000}"
     checks.append(("a request line over gunicorn's limit", "GET", long_query, b"", auth, 414))
     for method in ("POST", "PUT", "PATCH", "DELETE", "PROPFIND"):

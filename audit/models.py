@@ -15,6 +15,9 @@ class AuditAction(models.TextChoices):
     USER_ADDED = "user_added", "User added"
     USER_DEACTIVATED = "user_deactivated", "User deactivated"
     REPROCESS_REQUESTED = "reprocess_requested", "Reprocessing requested"
+    PROJECT_DELETED = "project_deleted", "Project deleted by the partner's CRM"
+    PROJECT_RESTORED = "project_restored", "Project restored by an operator"
+    PLATFORM_WRITE = "platform_write", "Platform write"
 
 
 class AuditEvent(models.Model):

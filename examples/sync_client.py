@@ -63,6 +63,11 @@ class IntegrationClient:
         of 400 or more was refused alone (its `detail` says why); the others are stored."""
         return self._call("POST", "/externals/push/batch", body={"records": records})["results"]
 
+    def delete(self, external_id: str) -> dict[str, Any]:
+        """The record was deleted in the CRM: its project is kept as a tombstone, and a later push restores it.
+        Safe to repeat (`changed` is then false); an id never pushed is a 404 (ApiError, code not_found)."""
+        return self._call("DELETE", "/externals/projects/" + urllib.parse.quote(external_id, safe=""))
+
     def project(self, project_id: str) -> dict[str, Any]:
         return self._call("GET", f"/integration/projects/{project_id}")
 
@@ -110,12 +115,14 @@ class IntegrationClient:
         return self.export_projects(export["downloadUrl"]), export["watermark"] or EPOCH
 
     def changes_since(self, watermark: str, *, page_size: int = 100) -> Iterator[dict[str, Any]]:
-        """Every project changed after `watermark` (an updatedDate), oldest change first, each exactly once.
+        """Every project changed after `watermark` (an updatedDate), oldest change first, each exactly once. A deleted
+        project comes as its tombstone (`project["deleted"]` is true: remove it on your side).
 
         Store `project["updatedDate"]` as the new watermark after handling each one. The filter moves, not the page.
         """
         while True:
             params = {"ordering": "updatedDate", "updatedDate": f"gt:{watermark}", "limit": page_size}
+            params["includeDeleted"] = "true"
             items = self.projects(**params)["items"]
             for project in items:
                 yield project
@@ -243,7 +250,10 @@ def main() -> None:
         print(f"first sync done; following changes after {watermark}")
     watermark = state.read_text().strip()
     for project in client.changes_since(watermark):
-        print(f"{project['updatedDate']}  {project['externalId']}  {project['mappingStatus']}  {project['name']}")
+        if project["deleted"]:
+            print(f"{project['updatedDate']}  {project['externalId']}  deleted {project['deletedDate']}")
+        else:
+            print(f"{project['updatedDate']}  {project['externalId']}  {project['mappingStatus']}  {project['name']}")
         state.write_text(project["updatedDate"])  # after the project is handled, so a crash repeats, never skips
     print(f"up to date; watermark in {state}")
 

@@ -170,6 +170,8 @@ def _read_record(index: int, record: JSONText) -> ReadRecord:
         return ReadRecord(index, external_id, problem=validation_problem_body({"": [detail]}))
     if problem := structure_problem(value, settings.PUSH_MAX_DEPTH):
         return ReadRecord(index, external_id, problem=problem_body(400, problem, code="parse_error"))
+    if "deleted" in value:
+        return _read_delete_record(index, external_id, record)
     if isinstance(value.get("data"), dict):  # the usual record: only its id is left to check
         try:
             external_id = _EXTERNAL_ID.to_internal_value(value.get("id"))
@@ -184,6 +186,29 @@ def _read_record(index: int, record: JSONText) -> ReadRecord:
         return ReadRecord(index, external_id, problem=validation_problem_body(serializer.errors))
     external_id, data = serializer.validated_data["id"], serializer.validated_data["data"]
     return ReadRecord(index, external_id, record=BatchRecord(external_id=external_id, data=data, body=record.text))
+
+
+def _read_delete_record(index: int, external_id: str | None, record: JSONText) -> ReadRecord:
+    """A record `{"id", "deleted": true}` deletes its project (CONTRACT §12); `deleted` with another value, or with
+    `data`, is that record's 400, every problem named at once."""
+    value = record.value
+    errors: dict[str, list[str]] = {}
+    try:
+        external_id = _EXTERNAL_ID.to_internal_value(value.get("id"))
+    except ValidationError as invalid:
+        errors["id"] = invalid.detail if "id" in value else ["This field is required."]
+    if (deleted := value["deleted"]) is not True:
+        shown = (
+            json.dumps(deleted) if deleted is None or isinstance(deleted, bool | int | float) else json_kind(deleted)
+        )
+        errors["deleted"] = [f"Must be true to delete the record's project, not {shown}; leave it out to push."]
+    if "data" in value:
+        errors["data"] = ['A record either pushes ("data") or deletes ("deleted": true), not both.']
+    if errors:
+        return ReadRecord(index, external_id, problem=validation_problem_body(errors))
+    return ReadRecord(
+        index, external_id, record=BatchRecord(external_id=external_id, data=None, body=record.text, deleted=True)
+    )
 
 
 def _external_id_as_sent(value: Any) -> str | None:

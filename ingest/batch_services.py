@@ -9,9 +9,14 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.db import transaction
 from django.utils import timezone
 
+from ingest.delete_services import (
+    DeleteResult,
+    project_apply_delete,
+    project_apply_restore,
+    projects_deleted_audit,
+)
 from ingest.models import RawPush
 from ingest.services import (
     NORMALIZED_ATTNAMES,
@@ -25,13 +30,23 @@ from ingest.services import (
 from integration_service.errors import ServiceError
 from integration_service.rows import instance_from_row, rows_insert, rows_insert_or_lock, rows_select_in
 from partners.models import ClientId, User
-from projects.change_log import change_stamps_reserve
+from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
+from projects.errors import ProjectNotFound
 from projects.models import Project
+from projects.totals import projects_changed
 
 _PROJECT_KEY = ("partner_id", "environment", "external_id")
 # A new project's row before the batch writes it: the columns that cannot be NULL (the canonical fields can).
 _PROJECT_PLACEHOLDER_FIELDS = tuple(field for field in Project._meta.concrete_fields if not field.null)
-_PROJECT_STATE = ("id", "external_id", "submitted_date", "updated_date", "source_data", *NORMALIZED_ATTNAMES)
+_PROJECT_STATE = (
+    "id",
+    "external_id",
+    "submitted_date",
+    "updated_date",
+    "deleted_date",
+    "source_data",
+    *NORMALIZED_ATTNAMES,
+)
 
 
 @dataclass(frozen=True)
@@ -46,11 +61,13 @@ class RecordRefused:
 
 @dataclass(frozen=True)
 class BatchRecord:
-    """A valid record of a batch: its id, its data, and its JSON text as sent (kept as the raw push's body)."""
+    """A valid record of a batch: its id, its data, and its JSON text as sent (kept as the raw push's body); or a
+    delete (`{"id", "deleted": true}`, CONTRACT §12): its id, `deleted`, no data."""
 
     external_id: str
-    data: dict
+    data: dict | None
     body: str
+    deleted: bool = False
 
 
 def _projects_lock_or_create(*, key: dict, external_ids: list[str]) -> tuple[dict[str, Project], set[str]]:
@@ -80,7 +97,7 @@ def _projects_lock_or_create(*, key: dict, external_ids: list[str]) -> tuple[dic
     return projects, created
 
 
-@transaction.atomic
+@stamped_transaction
 def push_batch_receive(
     *,
     client_id: ClientId,
@@ -88,9 +105,10 @@ def push_batch_receive(
     environment: str,
     records: Sequence[BatchRecord],
     context: PushContext | None = None,
-) -> list[PushResult | RecordRefused]:
+) -> list[PushResult | DeleteResult | RecordRefused]:
     """Store each record as a single push would, in one transaction; one result per record, in order: its
-    PushResult, or RecordRefused where a single push of it would have been refused (nothing of it stored).
+    PushResult, its DeleteResult (a delete record, CONTRACT §12), or RecordRefused where a single push or delete of
+    it would have been refused (nothing of it stored; 404 for a delete of an id unknown at that point).
 
     The same id twice is applied twice, in order: the second record's result reflects the first. A project gets
     one updatedDate however many of the batch's records change it; a result shows it from the first record that
@@ -104,22 +122,42 @@ def push_batch_receive(
     rules = push_rules(partner_id=partner_id, environment=environment, context=context)
     key = {"partner_id": partner_id, "environment": environment}
     projects, created_ids = _projects_lock_or_create(key=key, external_ids=external_ids)
+    existing = [project for external_id, project in projects.items() if external_id not in created_ids]
+    change_stamps_check(first=stamps[0], locked=existing)
     received_at = timezone.now()
-    results: list[PushResult | RecordRefused] = []
+    results: list[PushResult | DeleteResult | RecordRefused] = []
     changed_projects: dict[str, Project] = {}
-    stamped_results: list[PushResult] = []  # their dates are the project's, once stamped
+    deleted_projects: list[Project] = []  # once per delete record that changed its project
+    stamped_results: list[PushResult | DeleteResult] = []  # their dates are the project's, once stamped
     raw_pushes = []
     for record in records:
         project = projects[record.external_id]
         created = record.external_id in created_ids and record.external_id not in changed_projects
+        if record.deleted:
+            if created:  # not pushed before this record: nothing to delete
+                refusal = ProjectNotFound()
+                results.append(RecordRefused(status=refusal.status_code, detail=refusal.detail, code=refusal.code))
+                continue
+            changed = project_apply_delete(project=project, deleted_at=received_at)
+            if changed:
+                changed_projects.setdefault(record.external_id, project)
+                deleted_projects.append(project)
+            result = DeleteResult(project=copy.copy(project), changed=changed)
+            if record.external_id in changed_projects:
+                stamped_results.append(result)
+            results.append(result)
+            continue
+        deleted_before = project.deleted_date
+        restored = project_apply_restore(project=project)
         try:
-            changed = project_apply_push(project=project, data=record.data, rules=rules) or created
-        except ServiceError as refusal:  # raised before it changes the project
+            changed = project_apply_push(project=project, data=record.data, rules=rules) or created or restored
+        except ServiceError as refusal:  # raised before it changes the project's data
+            project.deleted_date = deleted_before  # nor does it restore it
             results.append(RecordRefused(status=refusal.status_code, detail=refusal.detail, code=refusal.code))
             continue
         if changed:
             changed_projects.setdefault(record.external_id, project)
-        result = PushResult(project=copy.copy(project), created=created, changed=changed)
+        result = PushResult(project=copy.copy(project), created=created, changed=changed, restored=restored)
         if record.external_id in changed_projects:
             stamped_results.append(result)
         results.append(result)
@@ -138,6 +176,7 @@ def push_batch_receive(
             )
         )
     rows_insert(RawPush, rows=raw_pushes)
+    projects_deleted_audit(projects=deleted_projects, user=user)
     unused = [projects[external_id].pk for external_id in created_ids if external_id not in changed_projects]
     if unused:  # new projects whose every record was refused: their placeholder rows go
         Project.objects.filter(pk__in=unused).delete()
@@ -151,6 +190,8 @@ def push_batch_receive(
         stamps=stamps,
         has_webhook_endpoints=context is None or context.has_webhook_endpoints,
     )
+    if deleted_projects or any(isinstance(result, PushResult) and result.restored for result in results):
+        projects_changed(partner_id=partner_id, environment=environment, created=True)  # the live set changed
     for result in stamped_results:
         final = changed_projects[result.project.external_id]
         result.project.submitted_date = final.submitted_date

@@ -67,13 +67,14 @@ def _display(value: object) -> object:
 def mapping_publish_preview(
     *, version: MappingVersion, environment: str, sample: int = PUBLISH_PREVIEW_SAMPLE
 ) -> PublishPreview:
-    """How the environment's latest `sample` projects would change once reprocessed under `version`.
+    """How the environment's latest `sample` projects would change once reprocessed under `version` (live ones: a
+    reprocessing skips deleted projects).
 
     Bounded whatever the partner's size: `sample` projects normalized (about a millisecond each) and a count that
     stops past PUBLISH_PREVIEW_COUNT_CAP.
     """
     partner = version.partner
-    projects = Project.objects.filter(partner=partner, environment=environment)
+    projects = Project.objects.filter(partner=partner, environment=environment, deleted_date__isnull=True)
     latest = list(projects.order_by("-updated_date", "-id")[:sample])
     publication = mapping_publications(partner=partner).get(environment)
     preview = PublishPreview(

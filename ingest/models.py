@@ -4,6 +4,7 @@ from django.utils import timezone
 
 from partners.choices import Environment
 from partners.models import ClientId, Partner
+from projects.choices import MappingStatus
 from projects.models import Project
 
 
@@ -85,12 +86,23 @@ class RawPush(models.Model):
     )
     created_project = models.BooleanField(help_text="This push created the project.")
     changed_project = models.BooleanField(help_text="This push changed the project's source data or fields.")
+    # The normalization outcome of this push (the project as it stood after it), for the partner's diagnostics
+    # (CONTRACT §15). Null: received before it was kept ("" would be a value).
+    mapping_status = models.CharField(max_length=10, choices=MappingStatus.choices, null=True, blank=True)  # noqa: DJ001
+    issues = models.JSONField(null=True, blank=True, help_text="The project's issues after this push.")
 
     class Meta:
         verbose_name_plural = "raw pushes"
         ordering = ["-received_at", "-id"]
         indexes = [
-            models.Index(fields=["partner", "environment", "received_at"], name="rawpush_partner_received_idx"),
+            # Newest first, ties (a batch's records share received_at) by id: the lists' keyset order.
+            models.Index(fields=["partner", "environment", "-received_at", "-id"], name="rawpush_partner_newest_idx"),
+            # Diagnostics filtered by status. Only the pushes that did not map cleanly: a clean push pays nothing.
+            models.Index(
+                fields=["partner", "environment", "mapping_status", "-received_at", "-id"],
+                name="rawpush_not_mapped_idx",
+                condition=models.Q(mapping_status__in=[MappingStatus.PARTIAL, MappingStatus.UNMAPPED]),
+            ),
             models.Index(fields=["project", "received_at"], name="rawpush_project_received_idx"),
             models.Index(fields=["external_id"], name="rawpush_external_id_idx"),  # operators' search
         ]

@@ -43,13 +43,14 @@ class EnvironmentHealth:
 
 
 def environment_health(*, partner: Partner, environment: str, sample: int = HEALTH_SAMPLE) -> EnvironmentHealth:
-    """Mapping status shares, fill rate of each mapped field and the top issues over the latest `sample` projects."""
+    """Mapping status shares, fill rate of each mapped field and the top issues over the latest `sample` projects
+    (live ones: reprocessing skips deleted projects, and a restore normalizes anew)."""
     publication = mapping_publications(partner=partner).get(environment)
     mapped = publication.version.document["fields"] if publication else {}
     fields = [canonical.name for canonical in CANONICAL_FIELDS if canonical.name in mapped]  # jsonb reorders keys
     attnames = [CANONICAL_FIELDS_BY_NAME[name].attname for name in fields]
     projects = list(
-        Project.objects.filter(partner=partner, environment=environment)
+        Project.objects.filter(partner=partner, environment=environment, deleted_date__isnull=True)
         .order_by("-updated_date", "-id")
         .values("id", "updated_date", "mapping_status", "issues", *attnames)[:sample]
     )
@@ -85,39 +86,77 @@ def _outdated_count(*, version_id: int, project_ids: list) -> int:
     return sum(project_normalization_outdated(project=project, rules=rules) for project in projects)
 
 
+@dataclass(frozen=True)
+class ReadinessGap:
+    """Something in the way of production: `code` says what (the partner console words it for the partner),
+    `message` is the operators' words, `facts` the figures in it."""
+
+    code: str
+    message: str
+    facts: dict = field(default_factory=dict)
+
+
 def production_readiness(
     *, partner: Partner, sandbox: EnvironmentHealth, sandbox_drift: EnvironmentDrift | None
 ) -> list[str]:
     """What an operator should have seen before clearing the partner; empty when nothing is in the way.
     `sandbox_drift`: the sandbox's drift as the page shows it (ingest/drift_selectors.py), not read again here."""
-    warnings = []
+    return [
+        gap.message for gap in production_readiness_gaps(partner=partner, sandbox=sandbox, sandbox_drift=sandbox_drift)
+    ]
+
+
+def production_readiness_gaps(
+    *, partner: Partner, sandbox: EnvironmentHealth, sandbox_drift: EnvironmentDrift | None
+) -> list[ReadinessGap]:
+    """production_readiness, each warning with its code and figures."""
+    gaps = []
     publications = mapping_publications(partner=partner)
     if not publications:
-        warnings.append("The partner has no mappings: production projects would all be unmapped.")
+        gaps.append(
+            ReadinessGap("no_mappings", "The partner has no mappings: production projects would all be unmapped.")
+        )
     elif Environment.PRODUCTION not in publications:
-        warnings.append("Production has no mapping version yet: promote one first.")
+        gaps.append(ReadinessGap("production_no_version", "Production has no mapping version yet: promote one first."))
     elif publications[Environment.PRODUCTION].version_id != publications[Environment.SANDBOX].version_id:
-        warnings.append(
-            f"Production uses mapping version {publications[Environment.PRODUCTION].version.number}, "
-            f"the sandbox version {publications[Environment.SANDBOX].version.number}."
+        production, sandbox_version = (
+            publications[Environment.PRODUCTION].version.number,
+            publications[Environment.SANDBOX].version.number,
+        )
+        gaps.append(
+            ReadinessGap(
+                "production_other_version",
+                f"Production uses mapping version {production}, the sandbox version {sandbox_version}.",
+                {"production": production, "sandbox": sandbox_version},
+            )
         )
     if not sandbox.sampled:
-        warnings.append("No sandbox pushes yet: nothing shows the mappings work.")
+        gaps.append(ReadinessGap("no_sandbox_pushes", "No sandbox pushes yet: nothing shows the mappings work."))
     elif sandbox.mapped_share < READY_MAPPED_SHARE:
-        warnings.append(
-            f"Only {sandbox.mapped_share}% of the latest {sandbox.sampled} sandbox projects map cleanly "
-            f"(ready from {READY_MAPPED_SHARE}%)."
+        gaps.append(
+            ReadinessGap(
+                "mapped_share_low",
+                f"Only {sandbox.mapped_share}% of the latest {sandbox.sampled} sandbox projects map cleanly "
+                f"(ready from {READY_MAPPED_SHARE}%).",
+                {"share": sandbox.mapped_share, "sampled": sandbox.sampled, "ready": READY_MAPPED_SHARE},
+            )
         )
     production = publications.get(Environment.PRODUCTION)
     mapped = set(production.version.document["fields"]) if production else set()
     missing = [name for name in ESSENTIAL_FIELDS if name not in mapped]
     if publications and missing:
-        warnings.append(f"Not mapped in production: {', '.join(missing)}.")
+        gaps.append(
+            ReadinessGap("essential_unmapped", f"Not mapped in production: {', '.join(missing)}.", {"fields": missing})
+        )
     if sandbox_drift and sandbox_drift.keys:
-        warnings.append(
-            f"{len(sandbox_drift.keys)} drifting source key(s) in the sandbox: new since mapping version "
-            f"{sandbox_drift.version} was published, and not mapped."
+        gaps.append(
+            ReadinessGap(
+                "sandbox_drift",
+                f"{len(sandbox_drift.keys)} drifting source key(s) in the sandbox: new since mapping version "
+                f"{sandbox_drift.version} was published, and not mapped.",
+                {"keys": [key.path for key in sandbox_drift.keys]},
+            )
         )
     if not partner.users.filter(is_active=True).exists():
-        warnings.append("The partner has no active user to log in with.")
-    return warnings
+        gaps.append(ReadinessGap("no_active_user", "The partner has no active user to log in with."))
+    return gaps

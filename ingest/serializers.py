@@ -4,6 +4,7 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from ingest.delete_services import DeleteResult
 from ingest.services import PushResult
 from integration_service.openapi import ProblemFieldErrorSerializer
 from projects.serializers import IssueSerializer, iso_datetime
@@ -88,10 +89,13 @@ class PushResponseSerializer(serializers.Serializer):
     issues = IssueSerializer(many=True)
     submittedDate = serializers.DateTimeField()
     updatedDate = serializers.DateTimeField()
+    restored = serializers.BooleanField(
+        required=False, help_text="Only present, true, when this push restored a project your CRM had deleted."
+    )
 
     def to_representation(self, result: PushResult) -> dict:
         project = result.project
-        return {
+        body = {
             "id": str(project.id),
             "externalId": project.external_id,
             "created": result.created,
@@ -101,9 +105,52 @@ class PushResponseSerializer(serializers.Serializer):
             "submittedDate": iso_datetime(project.submitted_date),
             "updatedDate": iso_datetime(project.updated_date),
         }
+        if result.restored:
+            body["restored"] = True
+        return body
+
+
+class DeleteResponseSerializer(serializers.Serializer):
+    """The answer to a delete (CONTRACT §12): the project, now deleted, and whether this delete changed it."""
+
+    # Built from a DeleteResult; the fields document the body, which is written directly.
+
+    id = serializers.UUIDField(help_text="The project's id in the service.")
+    externalId = serializers.CharField()
+    deleted = serializers.BooleanField(help_text="Always true.")
+    deletedDate = serializers.DateTimeField(help_text="When your CRM's delete arrived (the first one).")
+    updatedDate = serializers.DateTimeField(help_text="The delete's place in the updatedDate order.")
+    changed = serializers.BooleanField(help_text="False when the project was already deleted: nothing moved.")
+
+    def to_representation(self, result: DeleteResult) -> dict:
+        project = result.project
+        return {
+            "id": str(project.id),
+            "externalId": project.external_id,
+            "deleted": True,
+            "deletedDate": iso_datetime(project.deleted_date),
+            "updatedDate": iso_datetime(project.updated_date),
+            "changed": result.changed,
+        }
 
 
 # --- batch push (CONTRACT §10); these document it, the view validates each record on its own ----------------------
+
+
+DELETE_RECORD_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "id": {
+            "oneOf": [
+                {"type": "string", "minLength": 1, "maxLength": EXTERNAL_ID_MAX_LENGTH, "pattern": r"\S"},
+                {"type": "integer"},
+            ]
+        },
+        "deleted": {"type": "boolean", "enum": [True]},
+    },
+    "required": ["id", "deleted"],
+    "description": "Deletes the project of this id (no data): what DELETE externals/projects/{id} does.",
+}
 
 
 @extend_schema_field(
@@ -111,11 +158,13 @@ class PushResponseSerializer(serializers.Serializer):
         "type": "array",
         "minItems": 1,
         "maxItems": settings.PUSH_BATCH_MAX_RECORDS,
-        # Any value is accepted in the list: a record that is not a push (PushRequest) is refused alone, in its result.
-        "items": {"anyOf": [{"$ref": "#/components/schemas/PushRequest"}, {}]},
+        # Any value is accepted in the list: a record that is not a push (PushRequest) or a delete is refused alone,
+        # in its result.
+        "items": {"anyOf": [{"$ref": "#/components/schemas/PushRequest"}, DELETE_RECORD_SCHEMA, {}]},
         "description": (
-            "1 to PUSH_BATCH_MAX_RECORDS (500) records, each what POST externals/push takes. A record that is not "
-            "valid is answered status 400 in its result, and the others are stored."
+            "1 to PUSH_BATCH_MAX_RECORDS (500) records, each what POST externals/push takes, or "
+            '`{"id", "deleted": true}` to delete that project. A record that is not valid is answered status 400 in '
+            "its result, and the others are stored."
         ),
     }
 )
@@ -128,14 +177,17 @@ class PushBatchSerializer(serializers.Serializer):
 
 
 class PushBatchResultSerializer(PushResponseSerializer):
-    """One record's result: the single push's answer (201, 200), or the record's problem (400) with `id` null."""
+    """One record's result: the single push's answer (201, 200), a delete's answer (200), or the record's problem
+    (400, 404, 413) with `id` null."""
 
     index = serializers.IntegerField(help_text="The record's position in `records`, from 0.")
     status = serializers.ChoiceField(
-        choices=[201, 200, 400, 413],
-        help_text="What a single push of this record would have answered (413: the project's source data would "
-        "pass its size limit).",
+        choices=[201, 200, 400, 404, 413],
+        help_text="What a single push or delete of this record would have answered (404: a delete of an id that is "
+        "not stored; 413: the project's source data would pass its size limit).",
     )
+    deleted = serializers.BooleanField(required=False, help_text="A delete's result: true.")
+    deletedDate = serializers.DateTimeField(required=False, help_text="A delete's result: when it was deleted.")
     id = serializers.UUIDField(allow_null=True, help_text="The project's id; null when the record was refused.")
     externalId = serializers.CharField(allow_null=True, help_text="The record's id; null when it has none.")
     detail = serializers.CharField(required=False, help_text="Status 400, 413: why the record was refused.")
@@ -145,7 +197,7 @@ class PushBatchResultSerializer(PushResponseSerializer):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         for name in ("created", "changed", "mappingStatus", "issues", "submittedDate", "updatedDate"):
-            self.fields[name].required = False  # a refused record's result has none of the push answer's fields
+            self.fields[name].required = False  # a refused record's result has none of them, a delete's some
 
 
 class PushBatchResponseSerializer(serializers.Serializer):

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from audit.models import AuditAction
@@ -20,14 +20,17 @@ from ingest.selectors import mapping_rules_for_partner, mapping_rules_of_version
 from integration_service.rows import instance_from_row, row_insert, rows_select, rows_update
 from partners.choices import Environment
 from partners.models import ClientId, Partner, User
-from projects.canonical import CANONICAL_ATTNAMES
-from projects.change_log import change_stamps_reserve
+from projects.canonical import CANONICAL_ATTNAMES, CANONICAL_FIELDS
+from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
 from projects.choices import MappingStatus
 from projects.models import Project
+from projects.platform_fields import PLATFORM_ATTNAMES
 from projects.totals import projects_changed
 from webhooks.services import project_event_endpoints, project_events_record
 
 NORMALIZED_ATTNAMES = (*CANONICAL_ATTNAMES, "mapping_status", "issues")
+# Their names in a project.updated event's changedFields (webhooks/services.py).
+NORMALIZED_NAMES = (*(field.name for field in CANONICAL_FIELDS), "mappingStatus", "issues")
 REPROCESS_FAILED_EXAMPLES = 20
 
 logger = logging.getLogger(__name__)
@@ -38,6 +41,7 @@ class PushResult:
     project: Project
     created: bool
     changed: bool
+    restored: bool = False  # the push restored a deleted project (CONTRACT §12)
 
 
 def raw_push_row(
@@ -66,11 +70,20 @@ def raw_push_row(
         "client_id_id": client_id.pk,
         "created_project": created,
         "changed_project": changed,
+        "mapping_status": project.mapping_status,  # the push's outcome, for the partner's diagnostics
+        "issues": project.issues,
     }
 
 
 def _normalized_state(project: Project) -> tuple:
     return tuple(getattr(project, attname) for attname in NORMALIZED_ATTNAMES)
+
+
+def project_changed_fields_add(project: Project, names: Sequence[str]) -> None:
+    """Add to the names of what changed on the project in this transaction (`project.changed_fields`): a
+    project.updated event carries them as its changedFields. A batch applying one id twice adds up both."""
+    known = getattr(project, "changed_fields", [])
+    project.changed_fields = known + [name for name in names if name not in known]
 
 
 def project_apply_normalization(*, project: Project, result: NormalizationResult) -> bool:
@@ -80,7 +93,12 @@ def project_apply_normalization(*, project: Project, result: NormalizationResult
         setattr(project, attname, value)
     project.mapping_status = result.mapping_status
     project.issues = result.issues
-    return _normalized_state(project) != before
+    after = _normalized_state(project)
+    if after == before:
+        return False
+    changed = [name for name, old, new in zip(NORMALIZED_NAMES, before, after, strict=True) if old != new]
+    project_changed_fields_add(project, changed)
+    return True
 
 
 def project_normalization_outdated(*, project: Project, rules: Sequence[FieldRule]) -> bool:
@@ -89,8 +107,17 @@ def project_normalization_outdated(*, project: Project, rules: Sequence[FieldRul
     return project_apply_normalization(project=copy.copy(project), result=result)
 
 
-_PROJECT_STATE = ("id", "submitted_date", "updated_date", "source_data", *NORMALIZED_ATTNAMES)
-_PROJECT_WRITE = ("submitted_date", "source_data", *NORMALIZED_ATTNAMES)  # and updated_date, stamped
+# The platform's fields are read, never written: a change event's project body has them.
+_PROJECT_STATE = (
+    "id",
+    "submitted_date",
+    "updated_date",
+    "deleted_date",
+    "source_data",
+    *NORMALIZED_ATTNAMES,
+    *PLATFORM_ATTNAMES,
+)
+_PROJECT_WRITE = ("submitted_date", "deleted_date", "source_data", *NORMALIZED_ATTNAMES)  # and updated_date, stamped
 
 
 def _project_locked(*, key: dict) -> Project | None:
@@ -123,6 +150,8 @@ def project_apply_push(*, project: Project, data: dict, rules: list[FieldRule]) 
     source_changed = source_data != project.source_data
     project.source_data = source_data
     fields_changed = project_apply_normalization(project=project, result=normalize(source_data, rules))
+    if source_changed:
+        project_changed_fields_add(project, ["data"])
     return source_changed or fields_changed
 
 
@@ -189,7 +218,7 @@ def push_rules(*, partner_id: int, environment: str, context: PushContext | None
     return mapping_rules_of_version(version_id=context.mapping_version_id)
 
 
-@transaction.atomic
+@stamped_transaction
 def push_receive(
     *,
     client_id: ClientId,
@@ -212,7 +241,11 @@ def push_receive(
     rules = push_rules(partner_id=partner_id, environment=environment, context=context)
     key = {"partner_id": partner_id, "environment": environment, "external_id": external_id}
     project, created = _project_lock_or_create(key=key)
-    changed = project_apply_push(project=project, data=data, rules=rules) or created
+    if not created:
+        change_stamps_check(first=stamps[0], locked=[project])
+    restored = project.deleted_date is not None  # a push of a deleted project's id restores it (CONTRACT §12)
+    project.deleted_date = None
+    changed = project_apply_push(project=project, data=data, rules=rules) or created or restored
     raw_push = raw_push_row(
         client_id=client_id,
         user=user,
@@ -234,7 +267,9 @@ def push_receive(
         stamps=stamps,
         has_webhook_endpoints=context is None or context.has_webhook_endpoints,
     )
-    return PushResult(project=project, created=created, changed=changed)
+    if restored:
+        projects_changed(partner_id=partner_id, environment=environment, created=True)  # the live set changed
+    return PushResult(project=project, created=created, changed=changed, restored=restored)
 
 
 @dataclass(frozen=True)
@@ -274,46 +309,19 @@ def projects_reprocess(
     (projects/change_log.py); unused ones are skipped.
     """
     rules = {env: mapping_rules_for_partner(partner_id=partner.pk, environment=env) for env in Environment.values}
-    projects = Project.objects.filter(partner=partner)
+    projects = Project.objects.filter(partner=partner, deleted_date__isnull=True)  # a restore normalizes anew
     if environment:
         projects = projects.filter(environment=environment)
     total = projects.count()
     done = changed = 0
-    failed = []
+    failed: list[str] = []
     last = None
     while True:
-        with transaction.atomic():
-            stamps = iter(change_stamps_reserve(count=batch_size))  # before the batch's first write (its lock)
-            batch_query = projects.order_by("environment", "external_id").only(
-                "id", "environment", "external_id", "submitted_date", "source_data", *NORMALIZED_ATTNAMES
-            )  # submitted_date: a change event's project body has it
-            if last is not None:
-                later = Q(environment=last.environment, external_id__gt=last.external_id)
-                batch_query = batch_query.filter(Q(environment__gt=last.environment) | later)
-            batch = list(batch_query.select_for_update()[:batch_size])
-            if not batch:
-                break
-            updated: dict[str, list[Project]] = {}
-            for project in batch:
-                result, failure = _normalized_or_failure(project, rules[project.environment])
-                if failure:
-                    failed.append(project.external_id)
-                if project_apply_normalization(project=project, result=result):
-                    updated.setdefault(project.environment, []).append(project)
-            for environment_updated, projects_updated in sorted(updated.items()):
-                endpoints = project_event_endpoints(partner_id=partner.pk, environment=environment_updated)
-                projects_write_stamped(
-                    projects=projects_updated,
-                    attnames=NORMALIZED_ATTNAMES,
-                    stamps=[next(stamps) for _ in projects_updated],
-                )
-                projects_changed(partner_id=partner.pk, environment=environment_updated, created=False)
-                project_events_record(
-                    endpoints=endpoints,
-                    partner_id=partner.pk,
-                    environment=environment_updated,
-                    projects=projects_updated,
-                )
+        batch, updated = _reprocess_batch(
+            projects=projects, after=last, batch_size=batch_size, rules=rules, partner_id=partner.pk, failed=failed
+        )
+        if not batch:
+            break
         last = batch[-1]
         done += len(batch)
         changed += sum(map(len, updated.values()))
@@ -322,6 +330,60 @@ def projects_reprocess(
     return ReprocessSummary(
         total=done, changed=changed, failed=len(failed), failed_examples=failed[:REPROCESS_FAILED_EXAMPLES]
     )
+
+
+@stamped_transaction
+def _reprocess_batch(
+    *,
+    projects: QuerySet,
+    after: Project | None,
+    batch_size: int,
+    rules: dict[str, list[FieldRule]],
+    partner_id: int,
+    failed: list[str],
+) -> tuple[list[Project], dict[str, list[Project]]]:
+    """Normalize and write the next batch of `projects` after `after` in one transaction: the batch and, by
+    environment, the projects it changed. Appends the external ids whose normalization raised to `failed`."""
+    stamps = change_stamps_reserve(count=batch_size)  # before the batch's first write (its lock)
+    batch_query = projects.order_by("environment", "external_id").only(
+        "id",
+        "environment",
+        "external_id",
+        "submitted_date",
+        "updated_date",
+        "source_data",
+        *NORMALIZED_ATTNAMES,
+        *PLATFORM_ATTNAMES,
+    )  # submitted_date and the platform's fields: a change event's project body has them
+    if after is not None:
+        later = Q(environment=after.environment, external_id__gt=after.external_id)
+        batch_query = batch_query.filter(Q(environment__gt=after.environment) | later)
+    batch = list(batch_query.select_for_update()[:batch_size])
+    if not batch:
+        return [], {}
+    change_stamps_check(first=stamps[0], locked=batch)
+    unused_stamps = iter(stamps)
+    updated: dict[str, list[Project]] = {}
+    failures = []
+    for project in batch:
+        result, failure = _normalized_or_failure(project, rules[project.environment])
+        if failure:
+            failures.append(project.external_id)
+        if project_apply_normalization(project=project, result=result):
+            updated.setdefault(project.environment, []).append(project)
+    for environment_updated, projects_updated in sorted(updated.items()):
+        endpoints = project_event_endpoints(partner_id=partner_id, environment=environment_updated)
+        projects_write_stamped(
+            projects=projects_updated,
+            attnames=NORMALIZED_ATTNAMES,
+            stamps=[next(unused_stamps) for _ in projects_updated],
+        )
+        projects_changed(partner_id=partner_id, environment=environment_updated, created=False)
+        project_events_record(
+            endpoints=endpoints, partner_id=partner_id, environment=environment_updated, projects=projects_updated
+        )
+    failed.extend(failures)  # once the batch is written: an attempt started again does not count them twice
+    return batch, updated
 
 
 def projects_reprocess_from_command(

@@ -1,15 +1,17 @@
 from http import HTTPStatus
 
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ingest.batch_parser import BatchJSONParser, batch_records
 from ingest.batch_services import RecordRefused, push_batch_receive
+from ingest.delete_services import DeleteResult, project_delete
 from ingest.openapi_examples import PUSH_BATCH_EXAMPLES
 from ingest.parsers import JSONText, PushJSONParser
 from ingest.serializers import (
+    DeleteResponseSerializer,
     PushBatchResponseSerializer,
     PushBatchSerializer,
     PushResponseSerializer,
@@ -118,7 +120,7 @@ class PushBatchView(APIView):
                 context=_push_context(request),
             )
         )
-        answer = PushResponseSerializer()  # one for all results: it only writes them
+        answer, deleted = PushResponseSerializer(), DeleteResponseSerializer()  # one for all results: they only write
         results = []
         for item in read:
             if item.record is None:
@@ -128,7 +130,10 @@ class PushBatchView(APIView):
                 push_observed(environment=environment, result="refused")
                 continue
             result = next(stored)
-            if isinstance(result, RecordRefused):
+            if isinstance(result, DeleteResult):
+                results.append({"index": item.index, "status": HTTPStatus.OK, **deleted.to_representation(result)})
+                push_observed(environment=environment, result="deleted" if result.changed else "unchanged")
+            elif isinstance(result, RecordRefused):
                 refused = {"index": item.index, "status": result.status, "id": None, "externalId": item.external_id}
                 results.append({**refused, "detail": result.detail, "code": result.code})
                 push_observed(environment=environment, result="refused")
@@ -141,6 +146,61 @@ class PushBatchView(APIView):
                     issue_fields=[issue["field"] for issue in result.project.issues],
                 )
         return Response({"results": results})
+
+
+class ProjectDeleteView(APIView):
+    """DELETE externals/projects/{crm id}: the CRM deleted its record; the project becomes a tombstone (§12)."""
+
+    operation_name = "delete_project"
+    schema_tag = "push"
+
+    @extend_schema(
+        summary="Delete a project your CRM deleted",
+        description=(
+            "The path ends with your CRM's `id` of the record (the `id` you push; URL-encode it, `/` as `%2F`: the "
+            "whole rest of the path is the id, a trailing slash included). The project is kept, with its data and "
+            "every push, but the pull leaves it out (`includeDeleted=true` lists it as a tombstone) and "
+            "`GET integration/projects/{id}` answers 410. Deleting it again answers `changed: false` with the same "
+            "dates. A later push of the same `id` restores the same project. Repeating a delete is safe."
+        ),
+        parameters=[
+            OpenApiParameter(
+                "external_id", str, OpenApiParameter.PATH, description="Your CRM's id of the record, URL-encoded."
+            )
+        ],
+        responses={
+            200: DeleteResponseSerializer,
+            **problem_responses(
+                401, 403, 404, 429, 503, descriptions={404: "No project with this id of your CRM in this environment."}
+            ),
+        },
+        examples=[
+            OpenApiExample(
+                "Deleted",
+                response_only=True,
+                status_codes=["200"],
+                value={
+                    "id": "6f1c2a4e-8d0b-4c55-9a51-2b7e3f0d9c11",
+                    "externalId": "HS-2001",
+                    "deleted": True,
+                    "deletedDate": "2026-03-11T09:00:00.123456Z",
+                    "updatedDate": "2026-03-11T09:00:00.123501Z",
+                    "changed": True,
+                },
+            )
+        ],
+    )
+    def delete(self, request: Request, environment: str, external_id: str) -> Response:
+        client_id_records_take(request=request, count=1)
+        result = project_delete(
+            client_id=request.client_id,
+            user=request.user,
+            environment=environment,
+            external_id=external_id,
+            context=_push_context(request),
+        )
+        push_observed(environment=environment, result="deleted" if result.changed else "unchanged")
+        return Response(DeleteResponseSerializer(result).data)
 
 
 def _push_context(request: Request) -> PushContext:

@@ -8,7 +8,10 @@ class ServiceError(Exception):
     code: str = "invalid"
     default_detail: str = "The request could not be processed."
 
-    def __init__(self, detail: str | None = None, *, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, detail: str | None = None, *, headers: dict[str, str] | None = None, extensions: dict | None = None
+    ) -> None:
         self.detail = detail or self.default_detail
         self.headers = headers or {}
+        self.extensions = extensions or {}  # RFC 9457 extension members, added to the problem body
         super().__init__(self.detail)

@@ -12,7 +12,7 @@ from integration_service.problems import problem_response
 
 logger = logging.getLogger("integration_service.errors")
 
-API_PATH_PREFIXES = ("/api/", "/sandbox/")
+API_PATH_PREFIXES = ("/api/", "/sandbox/", "/platform/")
 BATCH_PUSH_PATH = re.compile(r"/externals/push/batch/?$")  # integration_service/urls.py, name "push-batch"
 
 

@@ -115,7 +115,7 @@ def problem_exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, Http404):
         body = problem_body(404, "Not found.", code="not_found")
     elif isinstance(exc, ServiceError):
-        body = problem_body(exc.status_code, exc.detail, code=exc.code)
+        body = {**problem_body(exc.status_code, exc.detail, code=exc.code), **exc.extensions}
         headers.update(exc.headers)
     elif isinstance(exc, exceptions.APIException):
         body = _api_exception_problem(exc)

@@ -62,6 +62,8 @@ INSTALLED_APPS = [
     "webhooks",
     "exports",
     "observability",
+    "portal",
+    "platform_api",
 ]
 
 MIDDLEWARE = [
@@ -218,6 +220,7 @@ SPECTACULAR_SETTINGS = {
         "urls": [
             {"url": "/sandbox/api/v1/schema/?format=json", "name": "Sandbox (/sandbox/api/v1)"},
             {"url": "/api/v1/schema/?format=json", "name": "Production (/api/v1)"},
+            {"url": "/platform/api/v1/schema/?format=json", "name": "Platform (/platform/api/v1)"},
         ],
         "urls.primaryName": "Sandbox (/sandbox/api/v1)",
         "persistAuthorization": False,

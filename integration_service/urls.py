@@ -3,13 +3,16 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
 from exports.views import ExportCreateView, ExportDetailView, ExportDownloadView
-from ingest.views import PushBatchView, PushView
+from ingest.diagnostics.views import PushDetailView, PushListView
+from ingest.views import ProjectDeleteView, PushBatchView, PushView
 from integration_service.openapi import root_schema_settings
 from integration_service.schema_views import SchemaView, SwaggerView
 from integration_service.views import api_not_found
 from observability import views as observability
 from partners.choices import Environment
 from partners.views import LoginView
+from platform_api.openapi import platform_schema_settings
+from platform_api.urls import platform_patterns
 from projects.views import ProjectDetailView, ProjectListView
 
 # The same endpoints under both roots; the root decides the environment every view and check works in.
@@ -18,6 +21,9 @@ api_patterns = [
     re_path(r"^auth/email/login/?$", LoginView.as_view(), name="login"),
     re_path(r"^externals/push/?$", PushView.as_view(), name="push"),
     re_path(r"^externals/push/batch/?$", PushBatchView.as_view(), name="push-batch"),
+    # The CRM's id is the whole rest of the path, URL-decoded (so "%2F" is "/", "%0A" a newline): a trailing slash is
+    # part of it.
+    re_path(r"^externals/projects/(?P<external_id>[\s\S]+)$", ProjectDeleteView.as_view(), name="project-delete"),
     re_path(r"^integration/projects/?$", ProjectListView.as_view(), name="project-list"),
     re_path(r"^integration/projects/(?P<project_id>[^/]+)/?$", ProjectDetailView.as_view(), name="project-detail"),
     re_path(r"^integration/exports/?$", ExportCreateView.as_view(), name="exports"),
@@ -25,7 +31,9 @@ api_patterns = [
     re_path(
         r"^integration/exports/(?P<export_id>[^/]+)/download/?$", ExportDownloadView.as_view(), name="export-download"
     ),
-    re_path(r"^.*$", api_not_found),
+    re_path(r"^integration/pushes/?$", PushListView.as_view(), name="push-list"),
+    re_path(r"^integration/pushes/(?P<push_id>[^/]+)/?$", PushDetailView.as_view(), name="push-detail"),
+    re_path(r"^[\s\S]*$", api_not_found),  # a path with a newline ("%0A") too: never Django's HTML page
 ]
 
 ROOTS = {Environment.SANDBOX: "sandbox/api/v1/", Environment.PRODUCTION: "api/v1/"}
@@ -35,6 +43,9 @@ roots = {
 }
 
 
+platform_root = path("platform/api/v1/", include((platform_patterns, "platform"), namespace="platform"))
+
+
 def schema_view(environment: str):
     """One OpenAPI document per root, with that root as its only server."""
     return SchemaView.as_view(patterns=[roots[environment]], custom_settings=root_schema_settings(environment))
@@ -42,14 +53,21 @@ def schema_view(environment: str):
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("portal/", include("portal.urls")),
     path("healthz", observability.healthz, name="healthz"),
     path("readyz", observability.readyz, name="readyz"),
     path("metrics", observability.metrics, name="metrics"),
     path("sandbox/api/v1/schema/", schema_view(Environment.SANDBOX), name="sandbox-schema"),
     path("api/v1/schema/", schema_view(Environment.PRODUCTION), name="schema"),
     path("api/v1/docs/", SwaggerView.as_view(url_name="sandbox-schema"), name="swagger-ui"),
+    path(
+        "platform/api/v1/schema/",
+        SchemaView.as_view(patterns=[platform_root], custom_settings=platform_schema_settings()),
+        name="platform-schema",
+    ),
     roots[Environment.PRODUCTION],
     roots[Environment.SANDBOX],
-    re_path(r"^(?:api|sandbox)(?:/.*)?$", api_not_found),
+    platform_root,
+    re_path(r"^(?:api|sandbox|platform)(?:/.*)?$", api_not_found),
     path("", RedirectView.as_view(url="/admin/", permanent=False)),
 ]

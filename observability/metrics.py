@@ -10,7 +10,7 @@ recorded in-process (no live gauges), so no gunicorn hook is needed when a worke
 from prometheus_client import Counter, Histogram
 
 KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
-PUSH_RESULTS = ("created", "updated", "unchanged", "refused")
+PUSH_RESULTS = ("created", "updated", "deleted", "unchanged", "refused")
 
 REQUESTS = Counter(
     "integration_http_requests",
@@ -25,7 +25,8 @@ REQUEST_SECONDS = Histogram(
 )
 PUSHES = Counter(
     "integration_pushes",
-    "Pushes by environment and result: created, updated, unchanged (nothing changed), refused (any 4xx).",
+    "Pushes (and deletes) by environment and result: created, updated, deleted, unchanged (nothing changed), "
+    "refused (any 4xx).",
     ["environment", "result"],
 )
 NORMALIZATION_ISSUES = Counter(

@@ -1,15 +1,19 @@
 import json
+from functools import partial
 
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.db.models.functions import Length, Substr
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
+from django.urls import path
+from django.utils.formats import date_format
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from ingest.models import RawPush
 from integration_service.admin import ExternalIdSearchMixin, ReadOnlyAdminMixin
+from projects.admin_views import project_restore_view
 from projects.canonical import CANONICAL_FIELDS, format_canonical
 from projects.models import Project
 
@@ -74,16 +78,36 @@ class RawPushInline(ReadOnlyAdminMixin, admin.TabularInline):
         return format_html("{}<br><em>{}</em>", text, note) if note else text
 
 
+class DeletedFilter(admin.SimpleListFilter):
+    """Live projects, or those the partner's CRM deleted (CONTRACT §12); all by default."""
+
+    title = "deleted"
+    parameter_name = "deleted"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        return [("live", "Live"), ("deleted", "Deleted")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Project]) -> QuerySet[Project]:
+        if self.value() == "live":
+            return queryset.filter(deleted_date__isnull=True)
+        if self.value() == "deleted":
+            return queryset.filter(deleted_date__isnull=False)
+        return queryset
+
+
 @admin.register(Project)
 class ProjectAdmin(ExternalIdSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
-    """Projects are built by pushes and mappings; operators read them here and reprocess to change them."""
+    """Projects are built by pushes and mappings; operators read them here and reprocess to change them, and
+    restore one the partner's CRM deleted (the button on its page)."""
 
+    change_form_template = "admin/projects/project/change_form.html"
     fields = (
         ("partner", "environment", "external_id"),
         ("submitted_date", "updated_date", "mapping_status"),
+        "deleted_date",
         "side_by_side",
     )
-    readonly_fields = (*fields[0], *fields[1], "side_by_side")
+    readonly_fields = (*fields[0], *fields[1], "deleted_date", "side_by_side")
     # Grouped by partner and environment, newest first: the order of the (partner, environment, updated_date, id)
     # index read backwards, so a page of a million projects is read, not sorted.
     ordering = ("-partner_id", "-environment", "-updated_date", "-id")
@@ -126,7 +150,30 @@ class ProjectAdmin(ExternalIdSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
             issues or mark_safe("<li>none</li>"),
         )
 
-    list_display = ("external_id", "name", "partner", "environment", "mapping_status", "status", "updated_date")
-    list_filter = ("environment", "mapping_status", "partner", "status", "updated_date")
+    # A deleted project is marked under its id rather than in a column of its own: the list fits a laptop's screen.
+    list_display = ("crm_id", "name", "partner", "environment", "mapping_status", "status", "updated_date")
+    list_filter = (DeletedFilter, "environment", "mapping_status", "partner", "status", "updated_date")
     list_select_related = ("partner",)
     show_full_result_count = False
+    # No list actions: their checkbox column would push the list past a laptop's screen. A restore is rare, one
+    # project at a time, from its page.
+    actions = None
+
+    @admin.display(description="External id", ordering="external_id")
+    def crm_id(self, project: Project) -> str:
+        if project.deleted_date is None:
+            return project.external_id
+        deleted = date_format(project.deleted_date, "Y-m-d H:i")
+        return format_html('{}<br><strong class="deleted">deleted {}</strong>', project.external_id, deleted)
+
+    def has_restore_permission(self, request: HttpRequest) -> bool:
+        """Restoring is a change; the admin's own change permission is off (projects are read-only here)."""
+        return request.user.has_perm("projects.change_project")
+
+    def get_urls(self) -> list:
+        restore = self.admin_site.admin_view(partial(project_restore_view, model_admin=self))
+        return [path("<path:object_id>/restore/", restore, name="projects_project_restore"), *super().get_urls()]
+
+    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict | None = None):
+        extra_context = {**(extra_context or {}), "can_restore": self.has_restore_permission(request)}
+        return super().change_view(request, object_id, form_url, extra_context)

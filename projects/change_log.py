@@ -15,14 +15,17 @@ Why this design: docs/decisions.md, "One change log".
 """
 
 import functools
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
+from typing import ParamSpec, TypeVar
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from projects.models import ChangeStampCounter
+from projects.errors import ChangesContended
+from projects.models import ChangeStampCounter, Project
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
@@ -82,3 +85,40 @@ def followers_visible(queryset: QuerySet) -> QuerySet:
     if connection.vendor != "postgresql":
         return queryset
     return queryset.filter(Q(change_xid__lt=_BELOW_HORIZON) | Q(change_xid=_OWN_XID))
+
+
+class StampBehind(Exception):
+    """A row this transaction locked already carries a stamp at or after the first one it reserved."""
+
+
+def change_stamps_check(*, first: datetime, locked: Iterable[Project]) -> None:
+    """Call it once the rows a change writes are locked (new ones aside). A writer that reserved its stamps after
+    this transaction but locked the row before it has committed a later stamp there: writing `first` over it would
+    move the project's updatedDate back. The change must start again, with new stamps (`stamped_transaction`).
+    Followers are exact either way; this keeps each project's updatedDate, and its ETag's order, only growing."""
+    if any(project.updated_date >= first for project in locked):
+        raise StampBehind()
+
+
+STAMP_ATTEMPTS = 10
+
+_Params = ParamSpec("_Params")
+_Result = TypeVar("_Result")
+
+
+def stamped_transaction(function: Callable[_Params, _Result]) -> Callable[_Params, _Result]:
+    """Run `function` in a transaction, and again in a new one when it finds its rows written by a later change
+    (StampBehind): only writers of the same project race so, and the next attempt's stamps are later than theirs.
+    ChangesContended (503, nothing stored) after STAMP_ATTEMPTS."""
+
+    @functools.wraps(function)
+    def attempts(*args: _Params.args, **kwargs: _Params.kwargs) -> _Result:
+        for _ in range(STAMP_ATTEMPTS):
+            try:
+                with transaction.atomic():
+                    return function(*args, **kwargs)
+            except StampBehind:
+                continue
+        raise ChangesContended()
+
+    return attempts

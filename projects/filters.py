@@ -36,6 +36,26 @@ class DateExpressionFilter(django_filters.Filter):
         return qs.filter(condition)
 
 
+class TrueOrFalseField(forms.CharField):
+    """`true` or `false`, written so; anything else is an error rather than a guess."""
+
+    def clean(self, value: str | None) -> bool | None:
+        if value is None:  # the parameter is absent
+            return None
+        if value not in ("true", "false"):
+            raise forms.ValidationError("Must be true or false.", code="invalid")
+        return value == "true"
+
+
+class IncludeDeletedFilter(django_filters.Filter):
+    """Deleted projects are left out unless includeDeleted=true asks for their tombstones (CONTRACT §12)."""
+
+    field_class = TrueOrFalseField
+
+    def filter(self, qs: QuerySet, value: bool | None) -> QuerySet:
+        return qs if value else qs.filter(deleted_date__isnull=True)
+
+
 class TieBreakingOrderingFilter(django_filters.OrderingFilter):
     """Orders by the chosen date, then by id in the same direction, so pages never overlap or skip."""
 
@@ -52,6 +72,7 @@ class ProjectFilter(django_filters.FilterSet):
     externalId = django_filters.CharFilter(field_name="external_id", lookup_expr="exact")
     submittedDate = DateExpressionFilter(field_name="submitted_date")
     updatedDate = DateExpressionFilter(field_name="updated_date")
+    includeDeleted = IncludeDeletedFilter(field_name="deleted_date")
     ordering = TieBreakingOrderingFilter(
         fields=(("updated_date", "updatedDate"), ("submitted_date", "submittedDate")),
         error_messages={"invalid_choice": f"'%(value)s' is not an ordering; use one of {', '.join(ORDERING_CHOICES)}."},

@@ -95,14 +95,19 @@ class Project(models.Model):
             ),
         ]
         # Each list order has its index; the other date trails it, so filtering on one date while ordering by the
-        # other, and skipping rows to a deep page, stay index-only scans.
+        # other, and skipping rows to a deep page, stay index-only scans. deleted_date trails both: the list's
+        # `deleted_date IS NULL` (CONTRACT §12) is then read from the index too, never from the rows.
         indexes = [
             models.Index(
-                fields=["partner", "environment", "updated_date", "id", "submitted_date"], name="project_updated_idx"
+                fields=["partner", "environment", "updated_date", "id", "submitted_date", "deleted_date"],
+                name="project_updated_idx",
             ),
             models.Index(
-                fields=["partner", "environment", "submitted_date", "id", "updated_date"], name="project_submitted_idx"
+                fields=["partner", "environment", "submitted_date", "id", "updated_date", "deleted_date"],
+                name="project_submitted_idx",
             ),
+            # The platform's changes feed and its list across partners (platform_api/selectors.py).
+            models.Index(fields=["environment", "updated_date", "id"], name="project_env_changes_idx"),
         ]  # Every push updates its project and every index with it: keep these few (bench/README.md).
 
     def __str__(self) -> str:

@@ -1,11 +1,13 @@
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
+from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
 from projects.canonical import CANONICAL_FIELDS, CanonicalField, format_decimal
-from projects.choices import MappingStatus, ProjectStatus
+from projects.choices import MappingStatus, PlatformStage, ProjectStatus
 from projects.models import Project
+from projects.platform_fields import PLATFORM_MILESTONES, platform_representation
 
 
 class PlainDecimalField(serializers.DecimalField):
@@ -59,6 +61,7 @@ def project_representation(project: Project) -> dict:
     body = {
         "id": str(project.id),
         "externalId": project.external_id,
+        "deleted": False,  # CONTRACT §12: a deleted project is pulled as its tombstone instead
         "submittedDate": iso_datetime(project.submitted_date),
         "updatedDate": iso_datetime(project.updated_date),
         "mappingStatus": project.mapping_status,
@@ -67,22 +70,65 @@ def project_representation(project: Project) -> dict:
     for name, attname, render in _CANONICAL_RENDERERS:
         value = getattr(project, attname)
         body[name] = render(value) if render and value is not None else value
+    body["platform"] = platform_representation(project)
     body["data"] = project.source_data
     return body
+
+
+def project_tombstone_representation(project: Project) -> dict:
+    """A deleted project as the list (with includeDeleted=true), its event and the platform write it (CONTRACT §12):
+    what a follower needs to remove it, nothing of its data."""
+    return {
+        "id": str(project.id),
+        "externalId": project.external_id,
+        "deleted": True,
+        "deletedDate": iso_datetime(project.deleted_date),
+        "submittedDate": iso_datetime(project.submitted_date),
+        "updatedDate": iso_datetime(project.updated_date),
+    }
+
+
+def project_pulled_representation(project: Project) -> dict:
+    """The project as the API writes it: live, or its tombstone when deleted."""
+    if project.deleted_date is not None:
+        return project_tombstone_representation(project)
+    return project_representation(project)
+
+
+PlatformMilestonesSerializer = type(
+    "PlatformMilestonesSerializer",
+    (serializers.Serializer,),
+    {
+        **{name: serializers.DateField(read_only=True, allow_null=True) for name in PLATFORM_MILESTONES},
+        "__doc__": "The platform's milestone dates (YYYY-MM-DD), null until the platform sets them.",
+    },
+)
+
+
+class PlatformStateSerializer(serializers.Serializer):
+    """What the platform keeps on the project (CONTRACT §13): written only by the platform, never by a push."""
+
+    stage = serializers.ChoiceField(choices=PlatformStage.choices, read_only=True, allow_null=True)
+    milestones = PlatformMilestonesSerializer(read_only=True)
+    note = serializers.CharField(read_only=True, allow_null=True)
+    updatedDate = serializers.DateTimeField(
+        read_only=True, allow_null=True, help_text="The last platform write that changed something; null before."
+    )
 
 
 class _ProjectSerializerBase(serializers.Serializer):
     id = serializers.UUIDField(read_only=True)
     externalId = serializers.CharField(source="external_id", read_only=True)
+    deleted = serializers.BooleanField(read_only=True, help_text="Always false here: a live project.")
     submittedDate = serializers.DateTimeField(source="submitted_date", read_only=True)
     updatedDate = serializers.DateTimeField(source="updated_date", read_only=True)
     mappingStatus = serializers.ChoiceField(source="mapping_status", choices=MappingStatus.choices, read_only=True)
     issues = IssueSerializer(many=True, read_only=True)
 
     def to_representation(self, instance: Project) -> dict:
-        body = project_representation(instance)
+        body = project_pulled_representation(instance)
         for name in self.context.get("exclude", ()):
-            del body[name]
+            body.pop(name, None)  # a tombstone has no data to leave out
         return body
 
 
@@ -92,6 +138,7 @@ ProjectSerializer = type(
     (_ProjectSerializerBase,),
     {
         **{field.name: _canonical_serializer_field(field) for field in CANONICAL_FIELDS},
+        "platform": PlatformStateSerializer(read_only=True),
         # Not read-only, so that the schema does not require it: a list asked with exclude=data leaves it out.
         "data": serializers.JSONField(source="source_data", required=False),
         "__doc__": "A project as the partner pulls it: envelope, canonical fields (null when unmapped), source data.",
@@ -129,8 +176,24 @@ class ProjectPageQuerySerializer(serializers.Serializer):
         self.fields["limit"] = DigitsIntegerField(min_value=1, max_value=max_limit, default=default_limit)
 
 
+class ProjectTombstoneSerializer(serializers.Serializer):
+    """A deleted project, as the list shows it with includeDeleted=true (CONTRACT §12)."""
+
+    id = serializers.UUIDField()
+    externalId = serializers.CharField()
+    deleted = serializers.BooleanField(help_text="Always true here.")
+    deletedDate = serializers.DateTimeField(help_text="When your CRM's delete arrived.")
+    submittedDate = serializers.DateTimeField()
+    updatedDate = serializers.DateTimeField(help_text="The delete's place in the updatedDate order.")
+
+
 class ProjectPageSerializer(serializers.Serializer):
-    items = ProjectSerializer(many=True)
+    items = PolymorphicProxySerializer(
+        component_name="ProjectOrTombstone",
+        serializers=[ProjectSerializer, ProjectTombstoneSerializer],
+        resource_type_field_name=None,
+        many=True,
+    )
     page = serializers.IntegerField()
     limit = serializers.IntegerField()
     total = serializers.IntegerField(help_text="Projects matching the filters, over all pages.")

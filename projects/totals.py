@@ -4,7 +4,8 @@ Counting 300,000 rows costs tens of milliseconds, and a CRM paging through its p
 every page. Totals are cached under data versions of (partner, environment) that writes replace after they
 commit, so a cached total is never read for data that changed since it was counted:
 
-- the "created" version changes when a project is created: every total depends on it;
+- the "created" version changes when a project is created, deleted or restored (CONTRACT §12: the lists hide
+  deleted projects): every total depends on it;
 - the "updated" version changes when a project's updatedDate moves: only totals filtered by updatedDate depend
   on it, so the pushes that update projects (most of them) leave the other totals cached.
 """

@@ -1,12 +1,15 @@
 from django.conf import settings
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from integration_service.openapi import problem_responses
+from integration_service.openapi import ProblemSerializer, problem_responses
+from integration_service.problems import PROBLEM_CONTENT_TYPE
 from projects.change_log import followers_visible
+from projects.errors import ProjectGone
 from projects.filters import ORDERING_CHOICES
 from projects.pagination import page_of
 from projects.selectors import project_get, project_list
@@ -38,6 +41,15 @@ LIST_PARAMETERS = [
         str,
         enum=list(EXCLUDABLE_MEMBERS),
         description="exclude=data leaves the accumulated source data out of every item, for lighter pages.",
+    ),
+    OpenApiParameter(
+        "includeDeleted",
+        str,
+        enum=["true", "false"],
+        description=(
+            "includeDeleted=true also lists the projects your CRM deleted, as tombstones {id, externalId, deleted, "
+            "deletedDate, submittedDate, updatedDate} in their place of the order; the default leaves them out."
+        ),
     ),
 ]
 LIST_PARAMETER_NAMES = tuple(parameter.name for parameter in LIST_PARAMETERS)
@@ -114,6 +126,18 @@ class ProjectListView(APIView):
         return Response(page)
 
 
+class GoneProblemSerializer(ProblemSerializer):
+    deletedDate = serializers.DateTimeField(help_text="When your CRM deleted the project.")
+
+
+GONE_RESPONSE = {
+    (410, PROBLEM_CONTENT_TYPE): OpenApiResponse(
+        GoneProblemSerializer,
+        description="Your CRM deleted this project (`deletedDate`); a push of its id restores it.",
+    )
+}
+
+
 class ProjectDetailView(APIView):
     """GET integration/projects/{id}: one project by its UUID."""
 
@@ -122,12 +146,17 @@ class ProjectDetailView(APIView):
 
     @extend_schema(
         summary="Get one project",
-        description="One project by the `id` a push returned: canonical fields, issues and the accumulated `data`.",
+        description=(
+            "One project by the `id` a push returned: canonical fields, issues and the accumulated `data`. A project "
+            "your CRM deleted answers 410 with its `deletedDate`."
+        ),
         parameters=[OpenApiParameter("project_id", str, OpenApiParameter.PATH, description="The project's UUID.")],
-        responses={200: ProjectSerializer, **problem_responses(401, 403, 404, 429, 503)},
+        responses={200: ProjectSerializer, **problem_responses(401, 403, 404, 429, 503), **GONE_RESPONSE},
     )
     def get(self, request: Request, environment: str, project_id: str) -> Response:
         project = project_get(partner_id=request.client_id.partner_id, environment=environment, project_id=project_id)
         if project is None:
             raise NotFound("No project with this id exists for your partner in this environment.")
+        if project.deleted_date is not None:
+            raise ProjectGone(project)
         return Response(ProjectSerializer(project).data)

@@ -23,6 +23,27 @@ PRODUCTION = Environment.PRODUCTION
 ROOTS = {SANDBOX: "sandbox", PRODUCTION: "production"}
 
 
+# A pulled project's "platform" member before the platform writes (CONTRACT §13).
+PLATFORM_UNSET = {
+    "stage": None,
+    "milestones": {
+        name: None
+        for name in (
+            "siteSurveyDate",
+            "designCompletedDate",
+            "permitSubmittedDate",
+            "permitApprovedDate",
+            "installScheduledDate",
+            "installCompletedDate",
+            "inspectionPassedDate",
+            "ptoDate",
+        )
+    },
+    "note": None,
+    "updatedDate": None,
+}
+
+
 def problem(status: int, detail: str, code: str) -> dict:
     """A problem+json body as the API answers errors (without validation `errors`); any request id matches."""
     return {

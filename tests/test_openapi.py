@@ -10,11 +10,14 @@ OPERATIONS = {
     ("/auth/email/login", "post"): "login",
     ("/externals/push", "post"): "push",
     ("/externals/push/batch", "post"): "push_batch",
+    ("/externals/projects/{external_id}", "delete"): "delete_project",
     ("/integration/projects", "get"): "list_projects",
     ("/integration/projects/{project_id}", "get"): "get_project",
     ("/integration/exports", "post"): "create_export",
     ("/integration/exports/{export_id}", "get"): "get_export",
     ("/integration/exports/{export_id}/download", "get"): "download_export",
+    ("/integration/pushes", "get"): "list_pushes",
+    ("/integration/pushes/{push_id}", "get"): "get_push",
 }
 WITHOUT_CREDENTIALS = {"/auth/email/login", "/integration/exports/{export_id}/download"}  # the link is signed
 DOCUMENTS = {"sandbox": "/sandbox/api/v1/schema/", "production": "/api/v1/schema/"}
@@ -71,7 +74,10 @@ def test_calls_after_login_need_this_roots_token_and_client_id(schemas, environm
         ("/externals/push", "post", {"200", "201", "400", "401", "403", "413", "415", "429", "503"}),
         ("/externals/push/batch", "post", {"200", "400", "401", "403", "413", "415", "429", "503"}),
         ("/integration/projects", "get", {"200", "400", "401", "403", "429", "503"}),
-        ("/integration/projects/{project_id}", "get", {"200", "401", "403", "404", "429", "503"}),
+        ("/integration/projects/{project_id}", "get", {"200", "401", "403", "404", "410", "429", "503"}),
+        ("/externals/projects/{external_id}", "delete", {"200", "401", "403", "404", "429", "503"}),
+        ("/integration/pushes", "get", {"200", "400", "401", "403", "429", "503"}),
+        ("/integration/pushes/{push_id}", "get", {"200", "401", "403", "404", "429", "503"}),
         ("/integration/exports", "post", {"202", "400", "401", "403", "413", "415", "429", "503"}),
         ("/integration/exports/{export_id}", "get", {"200", "401", "403", "404", "429", "503"}),
         ("/integration/exports/{export_id}/download", "get", {"200", "404", "410", "503"}),
@@ -85,7 +91,11 @@ def test_every_error_is_documented_as_problem_json(schemas, environment, path, m
     for status, response in responses.items():
         if status[0] in "45":
             assert list(response["content"]) == ["application/problem+json"]
-            assert response["content"]["application/problem+json"]["schema"] == {"$ref": "#/components/schemas/Problem"}
+            # A deleted project's 410 also says when (deletedDate); an expired download link's is a plain problem.
+            problem = "GoneProblem" if status == "410" and "exports" not in path else "Problem"
+            assert response["content"]["application/problem+json"]["schema"] == {
+                "$ref": f"#/components/schemas/{problem}"
+            }
 
 
 def test_login_and_push_show_real_examples(schemas):
@@ -129,11 +139,14 @@ def test_the_batch_push_documents_its_records_and_results_with_examples(schemas)
     result = schema["components"]["schemas"]["PushBatchResult"]
 
     records = schema["components"]["schemas"]["PushBatchRequest"]["properties"]["records"]
-    # Every record is documented as a push; any value is accepted in the list, and answered in its result.
-    assert records["items"] == {"anyOf": [{"$ref": "#/components/schemas/PushRequest"}, {}]}
+    # Every record is documented as a push or a delete; any value is accepted in the list, and answered in its result.
+    push, delete, anything = records["items"]["anyOf"]
+    assert (push, anything) == ({"$ref": "#/components/schemas/PushRequest"}, {})
+    assert delete["required"] == ["id", "deleted"]
+    assert delete["properties"]["deleted"] == {"type": "boolean", "enum": [True]}
     assert (records["minItems"], records["maxItems"]) == (1, 500)
     assert set(request["examples"]) == {"HubSpotDeals"}
-    assert schema["components"]["schemas"]["PushBatchResultStatusEnum"]["enum"] == [201, 200, 400, 413]
+    assert schema["components"]["schemas"]["PushBatchResultStatusEnum"]["enum"] == [201, 200, 400, 404, 413]
     assert set(result["required"]) == {"index", "status", "id", "externalId"}
     assert set(operation["responses"]["200"]["content"]["application/json"]["examples"]) == {"ResultsInOrder"}
 

@@ -116,6 +116,33 @@ def test_main_takes_an_export_first_then_follows_changes(
     assert state.read_text().endswith("Z")
 
 
+def test_a_delete_comes_through_the_incremental_pull_as_a_tombstone_and_a_push_restores(client):
+    pushed = client.push("HS/1 a", {"a": 1})
+    watermark = list(client.changes_since(sync_client.EPOCH))[-1]["updatedDate"]
+
+    deleted = client.delete("HS/1 a")
+    again = client.delete("HS/1 a")
+    seen = list(client.changes_since(watermark))
+    restored = client.push("HS/1 a", {"b": 2})
+
+    assert (deleted["id"], deleted["changed"], again["changed"]) == (pushed["id"], True, False)
+    assert seen == [
+        {
+            "id": pushed["id"],
+            "externalId": "HS/1 a",
+            "deleted": True,
+            "deletedDate": deleted["deletedDate"],
+            "submittedDate": pushed["submittedDate"],
+            "updatedDate": deleted["updatedDate"],
+        }
+    ]
+    assert (restored["id"], restored["restored"]) == (pushed["id"], True)
+    assert [project["data"] for project in client.changes_since(seen[-1]["updatedDate"])] == [{"a": 1, "b": 2}]
+    with pytest.raises(sync_client.ApiError) as raised:
+        client.delete("never pushed")
+    assert raised.value.problem["code"] == "not_found"
+
+
 def test_a_batch_answers_each_record(client):
     results = client.push_batch([{"id": "B-1", "data": {"a": 1}}, {"id": "B-2", "data": []}])
 

@@ -5,12 +5,15 @@ class EventType(models.TextChoices):
     """What a partner's endpoint can subscribe to."""
 
     PROJECT_CREATED = "project.created", "project.created: a push made a new project"
-    PROJECT_UPDATED = "project.updated", "project.updated: a push or a reprocess changed a project"
+    PROJECT_UPDATED = "project.updated", "project.updated: a push or a reprocess changed a project, or restored it"
+    PROJECT_DELETED = "project.deleted", "project.deleted: the partner's CRM deleted a project"
     PRODUCTION_CLEARED = "partner.production_cleared", "partner.production_cleared"
     PRODUCTION_REVOKED = "partner.production_revoked", "partner.production_revoked"
 
 
 ALL_EVENT_TYPES = tuple(EventType.values)
+# Sent on request to one endpoint, whatever it subscribes to: not a subscription choice.
+WEBHOOK_TEST_EVENT = "webhook.test"
 
 
 class DeliveryStatus(models.TextChoices):

@@ -14,10 +14,10 @@ from integration_service.rows import row_insert, rows_insert
 from partners.choices import Environment
 from partners.models import Partner, User
 from projects.models import Project
-from projects.serializers import iso_datetime, project_representation
+from projects.serializers import iso_datetime, project_pulled_representation
 from webhooks import secret_box
 from webhooks.addresses import UrlRefused, url_target
-from webhooks.choices import ALL_EVENT_TYPES, DeliveryStatus, EventType
+from webhooks.choices import ALL_EVENT_TYPES, WEBHOOK_TEST_EVENT, DeliveryStatus, EventType
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from webhooks.selectors import endpoints_subscribed
 from webhooks.signing import secret_generate
@@ -125,23 +125,24 @@ def _event_id() -> str:
     return "evt_" + secrets.token_hex(16)
 
 
-def _body(*, event_type: str, event_id: str, timestamp: str, data: dict) -> str:
+def _body(*, event_type: str, event_id: str, timestamp: str, data: dict, extra: dict | None = None) -> str:
     # As the API writes JSON (DRF's renderer): compact, UTF-8 kept as is.
-    body = {"type": event_type, "id": event_id, "timestamp": timestamp, "data": data}
+    body = {"type": event_type, "id": event_id, "timestamp": timestamp, "data": data, **(extra or {})}
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
 def _record(*, partner_id: int, environment: str, event_type: str, endpoints: list[dict], items: list) -> None:
-    """Write events of one type (each a timestamp and data) with a delivery per endpoint, and have the worker
-    deliver them once this transaction commits. `endpoints`: the subscribed ones, from `endpoints_subscribed`."""
+    """Write events of one type (each a timestamp, data, and members of the body after data or None) with a
+    delivery per endpoint, and have the worker deliver them once this transaction commits. `endpoints`: the
+    subscribed ones, from `endpoints_subscribed`."""
     if not endpoints or not items:
         return
     now = timezone.now()
     retry_until = now + timedelta(seconds=settings.WEBHOOK_RETRY_FOR_SECONDS)
     events = []
-    for timestamp, data in items:
+    for timestamp, data, extra in items:
         event_id = _event_id()
-        body = _body(event_type=event_type, event_id=event_id, timestamp=timestamp, data=data)
+        body = _body(event_type=event_type, event_id=event_id, timestamp=timestamp, data=data, extra=extra)
         events.append(
             {
                 "id": event_id,
@@ -178,7 +179,7 @@ def _record(*, partner_id: int, environment: str, event_type: str, endpoints: li
             _drain_soon(endpoint["id"])
 
 
-_PROJECT_EVENT_TYPES = (EventType.PROJECT_CREATED, EventType.PROJECT_UPDATED)
+_PROJECT_EVENT_TYPES = (EventType.PROJECT_CREATED, EventType.PROJECT_UPDATED, EventType.PROJECT_DELETED)
 
 
 def project_event_endpoints(*, partner_id: int, environment: str) -> list[dict]:
@@ -195,26 +196,35 @@ def project_events_record(
     projects: list[Project],
     created: Collection[Project] = (),
 ) -> None:
-    """`project.created` (those in `created`) and `project.updated` (the others) for projects of one partner
-    environment that were just stamped: `data` is each project as the pull returns it, `timestamp` its
-    updatedDate. Nothing at all without endpoints."""
+    """`project.deleted` (those deleted: data is the tombstone), `project.created` (those in `created`) and
+    `project.updated` (the others, restored ones too) for projects of one partner environment that were just
+    stamped: `data` is each project as the pull returns it, `timestamp` its updatedDate. A project.updated also has
+    `changedFields`: what its writer listed in `project.changed_fields` (camelCase names, "data" for source data,
+    "platform.stage"...; see ingest/services.py and platform_api/). Nothing at all without endpoints."""
     if not endpoints or not projects:
         return
     created_ids = {project.pk for project in created}
     for event_type in _PROJECT_EVENT_TYPES:
         subscribed = [endpoint for endpoint in endpoints if event_type in endpoint["event_types"]]
-        chosen = [
-            project for project in projects if (project.pk in created_ids) == (event_type == EventType.PROJECT_CREATED)
-        ]
+        chosen = [project for project in projects if _project_event_type(project, created_ids) == event_type]
         if not subscribed or not chosen:
             continue
         items = []
         for project in chosen:
-            data = project_representation(project)
-            items.append((data["updatedDate"], data))
+            data = project_pulled_representation(project)
+            extra = None
+            if event_type == EventType.PROJECT_UPDATED:
+                extra = {"changedFields": list(getattr(project, "changed_fields", []))}
+            items.append((data["updatedDate"], data, extra))
         _record(
             partner_id=partner_id, environment=environment, event_type=event_type, endpoints=subscribed, items=items
         )
+
+
+def _project_event_type(project: Project, created_ids: set) -> str:
+    if project.deleted_date is not None:  # whatever else the change did (a batch may create and delete)
+        return EventType.PROJECT_DELETED
+    return EventType.PROJECT_CREATED if project.pk in created_ids else EventType.PROJECT_UPDATED
 
 
 def partner_event_record(*, partner: Partner, event_type: str) -> None:
@@ -227,10 +237,36 @@ def partner_event_record(*, partner: Partner, event_type: str) -> None:
         "productionCleared": partner.is_cleared_for_production,
         "productionBaseUrl": f"{settings.PUBLIC_BASE_URL}/api/v1/",
     }
-    items = [(iso_datetime(now), data)]
+    items = [(iso_datetime(now), data, None)]
     for environment in Environment.values:
         endpoints = endpoints_subscribed(partner_id=partner.pk, environment=environment, event_type=event_type)
         _record(partner_id=partner.pk, environment=environment, event_type=event_type, endpoints=endpoints, items=items)
+
+
+@transaction.atomic
+def webhook_endpoint_send_test(*, endpoint: WebhookEndpoint) -> WebhookEvent:
+    """A signed `webhook.test` event to this endpoint alone, delivered (and retried) like any other, queued at once:
+    the endpoint's pause after failures is lifted, since whoever asks has usually just fixed the receiver."""
+    now = timezone.now()
+    data = {"endpointId": endpoint.pk, "message": "A test event from the integration service."}
+    event_id = _event_id()
+    event = WebhookEvent.objects.create(
+        id=event_id,
+        partner_id=endpoint.partner_id,
+        environment=endpoint.environment,
+        type=WEBHOOK_TEST_EVENT,
+        created_at=now,
+        body=_body(event_type=WEBHOOK_TEST_EVENT, event_id=event_id, timestamp=iso_datetime(now), data=data),
+    )
+    WebhookDelivery.objects.create(
+        event=event,
+        endpoint=endpoint,
+        next_attempt_at=now,
+        retry_until=now + timedelta(seconds=settings.WEBHOOK_RETRY_FOR_SECONDS),
+    )
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(paused_until=None)
+    _drain_soon(endpoint.pk)
+    return event
 
 
 # --- operators' redelivery ---------------------------------------------------------------------------------------

@@ -126,6 +126,7 @@ def test_seed_demo_is_idempotent_and_prints_working_credentials(db):
 
     assert first == second
     assert "http://localhost:9000/admin/   admin@example.com / admin-password" in first
+    assert "Partner console:     http://localhost:9000/portal/" in first
     assert Partner.objects.count() == 1
     assert ClientId.objects.count() == 2
     sandbox_key = first.split("Sandbox root:")[1].split("ClientID: ")[1].split()[0]

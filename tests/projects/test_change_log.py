@@ -212,3 +212,57 @@ def _partner():
     from partners.services import partner_create
 
     return partner_create(name="Own Writes", slug="own-writes")
+
+
+def _wait_until_blocked(dsn: str, seconds: float = 10) -> None:
+    """Until some session of the test database waits for a row lock."""
+    deadline = time.monotonic() + seconds
+    with psycopg.connect(dsn, autocommit=True) as watcher:
+        while time.monotonic() < deadline:
+            query = (
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            )
+            if watcher.execute(query).fetchone()[0]:
+                return
+            time.sleep(0.01)
+    raise AssertionError("no session came to wait for the row")
+
+
+@POSTGRESQL_ONLY
+@pytest.mark.django_db(transaction=True)
+def test_a_change_that_reserved_before_another_but_locks_after_it_never_moves_updated_date_back(sandbox_client):
+    """A push reserves its stamp, then waits for its project's row; meanwhile another writer, whose stamp is later,
+    writes the row and commits. The push must not then write its earlier stamp over the later one: it starts again
+    with a new stamp, and the project's updatedDate only ever grows."""
+    first = _push(sandbox_client, "CRM-1", name="One")
+    other = psycopg.connect(_psycopg_dsn())
+    answers = []
+    try:
+        with other.cursor() as cursor:
+            cursor.execute("SELECT 1 FROM projects_project WHERE id = %s FOR UPDATE", [first["id"]])
+
+        def push_behind() -> None:
+            try:
+                answers.append(_push(sandbox_client, "CRM-1", name="Two"))
+            finally:
+                connection.close()
+
+        pusher = threading.Thread(target=push_behind)
+        pusher.start()
+        _wait_until_blocked(_psycopg_dsn())  # the push reserved its stamp and waits for the row
+        with other.cursor() as cursor:
+            cursor.execute("SELECT projects_change_stamps_reserve(1)")
+            (other_stamp,) = cursor.fetchone()
+            cursor.execute(
+                "UPDATE projects_project SET updated_date = %s WHERE id = %s", [instant(other_stamp), first["id"]]
+            )
+        other.commit()
+        pusher.join(timeout=30)
+    finally:
+        other.close()
+
+    (answer,) = answers
+    project = Project.objects.get(pk=first["id"])
+    assert project.updated_date > instant(other_stamp)
+    assert answer["updatedDate"] == project.updated_date.isoformat().replace("+00:00", "Z")
+    assert project.source_data == {"name": "Two"}

@@ -6,7 +6,7 @@ from http import HTTPStatus
 import pytest
 
 from projects.canonical import CANONICAL_FIELDS
-from tests.conftest import PRODUCTION, SANDBOX, problem, url
+from tests.conftest import PLATFORM_UNSET, PRODUCTION, SANDBOX, problem, url
 
 pytestmark = pytest.mark.django_db
 
@@ -47,11 +47,13 @@ def test_project_is_returned_with_envelope_every_canonical_field_and_source_data
     assert response.json() == {
         "id": str(project.pk),
         "externalId": "HS-1001",
+        "deleted": False,
         "submittedDate": "2026-03-01T09:30:00Z",
         "updatedDate": "2026-03-02T10:00:00.500000Z",
         "mappingStatus": "partial",
         "issues": [{"field": "customerPhone", "value": "0000000000", "reason": "not a valid phone number"}],
         **canonical,
+        "platform": PLATFORM_UNSET,
         "data": {"dealname": "Smith Residence", "amount": "32450.00"},
     }
 

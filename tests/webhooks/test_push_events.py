@@ -34,7 +34,9 @@ def test_created_and_updated_events_carry_the_project_as_the_pull_returns_it(par
     assert updated.event["type"] == "project.updated"
     assert updated.event["data"] == pulled
     assert updated.event["timestamp"] == pulled["updatedDate"]
-    assert set(updated.event) == {"type", "id", "timestamp", "data"}
+    assert set(created.event) == {"type", "id", "timestamp", "data"}
+    assert set(updated.event) == {"type", "id", "timestamp", "data", "changedFields"}
+    assert updated.event["changedFields"] == ["data"]  # no mappings: only the source data changed
     for request in receiver.requests:
         assert request.headers["webhook-id"] == request.event["id"]
         assert verify_documented(secret, request)

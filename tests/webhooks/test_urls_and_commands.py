@@ -102,9 +102,9 @@ def test_add_webhook_prints_the_secret_alone_and_stores_it_encrypted(partner, pu
 
 
 def test_add_webhook_refuses_an_unknown_event_type_and_an_unknown_partner(partner, public_dns):
-    with pytest.raises(CommandError, match=re.escape("event_types: Unknown event type(s): project.deleted.")):
+    with pytest.raises(CommandError, match=re.escape("event_types: Unknown event type(s): project.removed.")):
         run(
-            "add_webhook", "sunrise", "--env", SANDBOX, "--url", "https://h.example.com/", "--events", "project.deleted"
+            "add_webhook", "sunrise", "--env", SANDBOX, "--url", "https://h.example.com/", "--events", "project.removed"
         )
     with pytest.raises(CommandError, match="No partner with slug 'nobody'"):
         run("add_webhook", "nobody", "--env", SANDBOX, "--url", "https://h.example.com/")
@@ -133,7 +133,7 @@ def test_disable_enable_delete_and_list(partner, public_dns):
     assert run("change_webhook", str(endpoint.pk), "--disable")[0] == f"Endpoint {endpoint.pk} is disabled.\n"
     assert run("list_webhooks", "sunrise")[0] == (
         f"{endpoint.pk}\tsunrise\tsandbox\tdisabled\thttps://hooks.example.com/in\t"
-        "project.created,project.updated,partner.production_cleared,partner.production_revoked\n"
+        "project.created,project.updated,project.deleted,partner.production_cleared,partner.production_revoked\n"
     )
     assert run("change_webhook", str(endpoint.pk), "--enable")[0] == f"Endpoint {endpoint.pk} is enabled.\n"
     assert run("change_webhook", str(endpoint.pk), "--delete")[0] == f"Endpoint {endpoint.pk} is deleted.\n"

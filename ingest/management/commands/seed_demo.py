@@ -15,6 +15,9 @@ from partners.choices import CLIENT_ID_PREFIXES, Environment
 from partners.models import ClientId, Partner, User
 from partners.selectors import client_id_hash
 from partners.services import client_id_issue, partner_clear_for_production
+from platform_api.choices import PLATFORM_KEY_PREFIX
+from platform_api.models import PlatformKey
+from platform_api.services import platform_key_issue
 from projects.models import Project
 
 DEMO_PARTNER_SLUG = "demo-solar"
@@ -22,12 +25,19 @@ DEMO_USER_EMAIL = "demo@example.com"
 DEMO_USER_PASSWORD = "demo-password"
 ADMIN_EMAIL = "admin@example.com"
 ADMIN_PASSWORD = "admin-password"
+DEMO_PLATFORM_KEY_NAME = "demo platform (seed_demo)"
 
 
 def demo_client_key(environment: Environment) -> str:
     """Stable across runs (so the printed keys keep working), secret as long as SECRET_KEY is."""
     digest = hmac.new(settings.SECRET_KEY.encode(), f"demo-client-id:{environment}".encode(), hashlib.sha256)
     return f"{CLIENT_ID_PREFIXES[environment]}demo_{digest.hexdigest()[:32]}"
+
+
+def demo_platform_key() -> str:
+    """Stable across runs, as the demo ClientIDs are."""
+    digest = hmac.new(settings.SECRET_KEY.encode(), b"demo-platform-key", hashlib.sha256)
+    return f"{PLATFORM_KEY_PREFIX}demo_{digest.hexdigest()[:32]}"
 
 
 def boxed(lines: list[str]) -> str:
@@ -54,6 +64,7 @@ class Command(BaseCommand):
         partner_clear_for_production(partner=partner, performed_by=None, note="seed_demo")
         self._mappings(partner)
         self._demo_projects(user, ClientId.objects.get(key_hash=client_id_hash(keys[Environment.SANDBOX])))
+        platform_key = self._platform_key()
 
         base_url = base_url.rstrip("/")
         lines = [
@@ -61,10 +72,13 @@ class Command(BaseCommand):
             "",
             f"Admin (operators):   {base_url}/admin/   {ADMIN_EMAIL} / {ADMIN_PASSWORD}",
             f"Partner user:        {DEMO_USER_EMAIL} / {DEMO_USER_PASSWORD}   (partner '{partner.slug}')",
+            f"Partner console:     {base_url}/portal/   the partner user's e-mail and password",
             f"Sandbox root:        {base_url}/sandbox/api/v1/   ClientID: {keys[Environment.SANDBOX]}",
             f"Production root:     {base_url}/api/v1/   ClientID: {keys[Environment.PRODUCTION]}",
+            f"Platform root:       {base_url}/platform/api/v1/   key: {platform_key}",
             "",
-            f"For the README's quickstart:  CLIENT_ID={keys[Environment.SANDBOX]}",
+            f"For the README's quickstarts:  CLIENT_ID={keys[Environment.SANDBOX]}",
+            f"                               PLATFORM_KEY={platform_key}",
         ]
         self.stdout.write(boxed(lines))
 
@@ -88,6 +102,17 @@ class Command(BaseCommand):
                     data=record["data"],
                     body=json.dumps(record),
                 )
+
+    def _platform_key(self) -> str:
+        key = demo_platform_key()
+        existing = PlatformKey.objects.filter(key_hash=client_id_hash(key)).first()
+        if existing is None:
+            PlatformKey.objects.filter(name=DEMO_PLATFORM_KEY_NAME).delete()  # a key of another SECRET_KEY
+            platform_key_issue(name=DEMO_PLATFORM_KEY_NAME, key=key)
+        elif existing.is_revoked:
+            existing.revoked_at = existing.revoked_by = None
+            existing.save(update_fields=["revoked_at", "revoked_by"])
+        return key
 
     def _user(self, email: str, password: str, **fields) -> User:
         user, _ = User.objects.update_or_create(email=email, defaults=fields)

@@ -1,0 +1,196 @@
+"""The platform's change feed at 1,000,000 changes, and its lag behind a commit under load (issue #17).
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/integration_bench_feed .venv/bin/python bench/platform_feed.py
+
+1. Generates 1,000,000 production projects across 50 partners once (SQL, unique stamps as the change log gives them,
+   the demo's HubSpot-shaped source data), then a follower reads the whole feed from the start over HTTP
+   (gunicorn -c gunicorn.conf.py), pages of 500 (`limit=500`), one request after another as a follower does:
+   changes/s overall, and the first, middle and last tenth's pages apart.
+2. Lag: pushes at a steady rate (--rate a second, 8 partners, each push changing) while a follower polls the
+   feed's tail; for each push, the time from its answer to the follower's first page holding that version.
+   p50/p95/max, with every push's answer counted by status and every version the follower saw.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+import _setup
+from django.core.management import call_command
+from django.db import connection
+from push_load import partner_credentials
+
+from partners.models import Partner
+from platform_api.services import platform_key_issue
+from projects.models import Project
+
+PARTNERS = 50
+
+
+def generate(total: int) -> None:
+    partners = [
+        Partner.objects.get_or_create(slug=f"bench-feed-{number:02d}", defaults={"name": f"Bench Feed {number}"})[0]
+        for number in range(PARTNERS)
+    ]
+    ids = [partner.pk for partner in partners]
+    if Project.objects.filter(partner__in=ids).count() == total:
+        return
+    print(f"generating {total:,} projects ...", flush=True)
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM projects_project WHERE partner_id = ANY(%s)", [ids])
+        cursor.execute(
+            """
+            INSERT INTO projects_project (id, partner_id, environment, external_id, submitted_date, updated_date,
+                mapping_status, issues, source_data, name, status, customer_first_name, customer_last_name,
+                customer_email, customer_phone, city, state, system_size_kw, module_count, contract_amount, currency,
+                contract_signed_date, change_xid)
+            SELECT gen_random_uuid(), (%(partners)s::bigint[])[1 + g %% 50], 'production', 'HS-' || g,
+                   stamp, stamp, 'mapped', '[]',
+                   jsonb_build_object('properties', jsonb_build_object('dealname', 'Residence ' || g || ' PV',
+                       'dealstage', 'closedwon', 'firstname', 'First' || g, 'lastname', 'Last' || g,
+                       'email', 'customer.' || g || '@example.com',
+                       'phone', '(503) 421-' || lpad((g %% 10000)::text, 4, '0'),
+                       'city', 'Portland', 'state', 'OR', 'system_size_w', (4000 + g %% 9000)::text,
+                       'panel_count', (10 + g %% 30)::text, 'amount', (15000 + g %% 30000)::text || '.00',
+                       'closedate', '1767225600000', 'hs_object_id', (900000 + g)::text)),
+                   'Residence ' || g || ' PV', 'contracted', 'First' || g, 'Last' || g,
+                   'customer.' || g || '@example.com', '+1503421' || lpad((g %% 10000)::text, 4, '0'), 'Portland',
+                   'OR', (4 + g %% 9)::numeric, 10 + g %% 30, 15000 + g %% 30000, 'USD', DATE '2026-01-01', 0
+              FROM (SELECT g, TIMESTAMPTZ '2026-01-01' + g * INTERVAL '1 microsecond' AS stamp
+                      FROM generate_series(1, %(total)s) AS g) AS generated
+            """,
+            {"partners": ids, "total": total},
+        )
+        cursor.execute(
+            "SELECT setval('projects_change_stamp_seq', "
+            "greatest((SELECT last_value FROM projects_change_stamp_seq), "
+            "(extract(epoch FROM (SELECT max(updated_date) FROM projects_project)) * 1000000)::bigint))"
+        )
+    print("vacuum analyze ...", flush=True)
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE projects_project")
+
+
+def get(url: str, headers: dict) -> dict:
+    with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=60) as answer:
+        assert answer.status == 200
+        return json.load(answer)
+
+
+def read_whole_feed(base: str, headers: dict, limit: int) -> tuple[int, float, list[float]]:
+    cursor, count, page_seconds = None, 0, []
+    start = time.perf_counter()
+    while True:
+        query = {"environment": "production", "limit": limit, **({"after": cursor} if cursor else {})}
+        began = time.perf_counter()
+        page = get(f"{base}/platform/api/v1/changes?{urllib.parse.urlencode(query)}", headers)
+        page_seconds.append(time.perf_counter() - began)
+        count += len(page["items"])
+        cursor = page["nextCursor"]
+        if not page["hasMore"]:
+            return count, time.perf_counter() - start, page_seconds
+
+
+def lag_under_load(base: str, headers: dict, *, rate: int, seconds: int) -> None:
+    spread = [partner_credentials(f"bench-lag-{number}") for number in range(8)]
+    start_cursor = None
+    while True:  # the feed's tail: the follower starts from there
+        query = {"environment": "sandbox", "limit": 1000, **({"after": start_cursor} if start_cursor else {})}
+        page = get(f"{base}/platform/api/v1/changes?{urllib.parse.urlencode(query)}", headers)
+        start_cursor = page["nextCursor"]
+        if not page["hasMore"]:
+            break
+    answered: dict[tuple[str, str], float] = {}  # (project id, updatedDate) -> when the push answered
+    seen: dict[tuple[str, str], float] = {}
+    statuses: dict[int, int] = {}
+    stop = threading.Event()
+
+    def follow() -> None:
+        cursor = start_cursor
+        while not stop.is_set():
+            query = {"environment": "sandbox", "limit": 500, **({"after": cursor} if cursor else {})}
+            page = get(f"{base}/platform/api/v1/changes?{urllib.parse.urlencode(query)}", headers)
+            now = time.perf_counter()
+            for item in page["items"]:
+                seen.setdefault((item["project"]["id"], item["project"]["updatedDate"]), now)
+            cursor = page["nextCursor"]
+            if not page["items"]:
+                time.sleep(0.01)
+
+    follower = threading.Thread(target=follow)
+    follower.start()
+    interval = 1 / rate
+    next_at = time.perf_counter()
+    for number in range(rate * seconds):
+        token, key = spread[number % len(spread)]
+        body = json.dumps({"id": f"HS-{number % 500}", "data": {"properties": {"amount": f"{number}.00"}}}).encode()
+        request = urllib.request.Request(
+            f"{base}/sandbox/api/v1/externals/push",
+            data=body,
+            headers={"Authorization": f"Bearer {token}", "ClientID": key, "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            statuses[answer.status] = statuses.get(answer.status, 0) + 1
+            pushed = json.load(answer)
+        answered[(pushed["id"], pushed["updatedDate"])] = time.perf_counter()
+        next_at += interval
+        time.sleep(max(0.0, next_at - time.perf_counter()))
+    time.sleep(2)
+    stop.set()
+    follower.join()
+    lags = sorted((seen[key] - at) * 1000 for key, at in answered.items() if key in seen)
+    superseded = sum(1 for key in answered if key not in seen)  # a later push of the project came first
+    print(f"\nlag, push answered -> seen by a follower of the feed, {rate} pushes/s for {seconds} s:")
+    print(f"  pushes answered: {', '.join(f'{status}: {count}' for status, count in sorted(statuses.items()))}")
+    print(f"  versions seen: {len(lags)}, superseded before the follower's next page: {superseded}")
+    print(f"  p50 {statistics.median(lags):.0f} ms, p95 {_setup.percentile(lags, 0.95):.0f} ms, max {max(lags):.0f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--projects", type=int, default=1_000_000)
+    parser.add_argument("--limit", type=int, default=500)
+    parser.add_argument("--rate", type=int, default=50, help="pushes a second during the lag measurement")
+    parser.add_argument("--seconds", type=int, default=20)
+    parser.add_argument("--port", type=int, default=8794)
+    args = parser.parse_args()
+
+    call_command("migrate", verbosity=0)
+    generate(args.projects)
+    _, key = platform_key_issue(name=f"bench-feed-{time.time_ns()}")
+    headers = {"Authorization": f"Bearer {key}"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{args.port}"],
+        cwd=_setup.ROOT,
+        env={**os.environ, "CLIENT_ID_RATE_LIMIT_PER_MINUTE": "0", "CLIENT_ID_RECORD_LIMIT_PER_MINUTE": "0"},
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        base = f"http://127.0.0.1:{args.port}"
+        _setup.wait_until_serving(base)
+        count, seconds, pages = read_whole_feed(base, headers, args.limit)
+        tenth = max(1, len(pages) // 10)
+        print(
+            f"\nthe whole feed, pages of {args.limit}: {count:,} changes in {seconds:.1f} s = {count / seconds:,.0f}/s"
+        )
+        for name, part in (
+            ("first", pages[:tenth]),
+            ("middle", pages[len(pages) // 2 :][:tenth]),
+            ("last", pages[-tenth:]),
+        ):
+            print(f"  {name} tenth's pages: p50 {statistics.median(part) * 1000:.1f} ms, max {max(part) * 1000:.1f} ms")
+        lag_under_load(base, headers, rate=args.rate, seconds=args.seconds)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()

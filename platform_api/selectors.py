@@ -1,0 +1,63 @@
+"""Reads of the platform's API: its keys, the changes feed across partners, and projects of any partner."""
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from types import SimpleNamespace
+
+from django.db.models import F, Q, QuerySet
+
+from partners.models import Partner
+from partners.selectors import client_id_hash
+from platform_api.models import PlatformKey
+from projects.change_log import followers_visible
+from projects.models import Project
+
+
+def platform_key_get(*, key: str) -> PlatformKey | None:
+    """The platform key with this secret (revoked ones included), or None."""
+    return PlatformKey.objects.filter(key_hash=client_id_hash(key)).first()
+
+
+@dataclass(frozen=True)
+class ChangesPage:
+    projects: list[SimpleNamespace]  # a project's columns by attname, and its partner's slug as partner_slug
+    has_more: bool
+
+
+# Read as plain rows: building 500 model instances (and their partners) was most of a page's time.
+_FEED_COLUMNS = tuple(field.attname for field in Project._meta.concrete_fields)
+
+
+def project_changes(*, environment: str, after: tuple[datetime, uuid.UUID] | None, limit: int) -> ChangesPage:
+    """The next `limit` projects of every partner in this environment, in the change order (updatedDate, then
+    id) after the position `after`: each at its latest change, since a project has one updatedDate. Only what
+    followers may be served now (projects.change_log.followers_visible)."""
+    projects = followers_visible(Project.objects.filter(environment=environment))
+    if after is not None:
+        updated_date, project_id = after
+        # The >= bounds the index range scan; the OR only sorts out the rows of that one updatedDate.
+        projects = projects.filter(updated_date__gte=updated_date).filter(
+            Q(updated_date__gt=updated_date) | Q(id__gt=project_id)
+        )
+    rows = projects.order_by("updated_date", "id").values(*_FEED_COLUMNS, partner_slug=F("partner__slug"))
+    rows = [SimpleNamespace(**row) for row in rows[: limit + 1]]
+    return ChangesPage(projects=rows[:limit], has_more=len(rows) > limit)
+
+
+def platform_project_get(*, project_id: str) -> Project | None:
+    """Any partner's project by its UUID (deleted ones included), or None (also for an id that is not a UUID)."""
+    try:
+        pk = uuid.UUID(project_id)
+    except ValueError:
+        return None
+    return Project.objects.select_related("partner").filter(pk=pk).first()
+
+
+def platform_project_list(*, environment: str, partner: Partner | None) -> QuerySet[Project]:
+    """The live projects of one partner, or of all, in this environment: newest updatedDate first, id breaking
+    ties, as a partner's list."""
+    projects = Project.objects.filter(environment=environment, deleted_date__isnull=True)
+    if partner is not None:
+        projects = projects.filter(partner=partner)
+    return projects.select_related("partner").order_by("-updated_date", "-id")

@@ -1,0 +1,181 @@
+"""Writes of the platform's API: its keys (operators) and the platform's own fields of a project (CONTRACT §13)."""
+
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+from rest_framework import status
+
+from audit.models import AuditAction
+from audit.services import audit_record
+from integration_service.errors import ServiceError
+from partners.models import User
+from partners.selectors import client_id_hash
+from partners.services import VISIBLE_PREFIX_LENGTH
+from platform_api.choices import PLATFORM_KEY_PREFIX, PlatformKeyScope
+from platform_api.models import PlatformKey
+from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
+from projects.models import Project
+from projects.platform_fields import PLATFORM_FIELD_NAMES
+from projects.serializers import iso_datetime
+from projects.totals import projects_changed
+from webhooks.services import project_event_endpoints, project_events_record
+
+# --- keys ---------------------------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def platform_key_issue(
+    *,
+    name: str,
+    scope: str = PlatformKeyScope.READ_WRITE,
+    created_by: User | None = None,
+    key: str | None = None,
+) -> tuple[PlatformKey, str]:
+    """Issue a platform key and return it with its secret, which is never retrievable again.
+
+    `key` is for the demo seed only, which needs a stable key; everything else lets it be random.
+    """
+    name = name.strip()
+    if not name:
+        raise ValidationError({"name": "A name is required: the audit log names the key by it."})
+    if PlatformKey.objects.filter(name=name).exists():
+        raise ValidationError({"name": f"A platform key named '{name}' already exists."})
+    key = key or f"{PLATFORM_KEY_PREFIX}{secrets.token_urlsafe(32)}"
+    if not key.startswith(PLATFORM_KEY_PREFIX):
+        raise ValidationError({"key": f"A platform key must start with '{PLATFORM_KEY_PREFIX}'."})
+    platform_key = PlatformKey(
+        name=name,
+        scope=PlatformKeyScope(scope),
+        prefix=key[:VISIBLE_PREFIX_LENGTH],
+        key_hash=client_id_hash(key),
+        created_by=created_by,
+    )
+    platform_key.full_clean()
+    platform_key.save()
+    return platform_key, key
+
+
+def platform_key_revoke(*, platform_key: PlatformKey, revoked_by: User | None) -> PlatformKey:
+    """Refused from the next request on; kept, with who revoked it and when."""
+    if platform_key.revoked_at is None:
+        platform_key.revoked_at = timezone.now()
+        platform_key.revoked_by = revoked_by
+        platform_key.save(update_fields=["revoked_at", "revoked_by"])
+    return platform_key
+
+
+def platform_key_record_use(platform_key: PlatformKey) -> None:
+    """Last use, to the resolution ClientIDs have (a write a minute at most, not one per request)."""
+    now = timezone.now()
+    resolution = timedelta(seconds=settings.CLIENT_ID_LAST_USED_RESOLUTION_SECONDS)
+    if platform_key.last_used_at is None or now - platform_key.last_used_at >= resolution:
+        PlatformKey.objects.filter(pk=platform_key.pk).update(last_used_at=now)
+        platform_key.last_used_at = now
+
+
+# --- the platform's fields of a project ---------------------------------------------------------------------------
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def project_etag(project: Project) -> str:
+    """A strong ETag of the project's state: its updatedDate in microseconds. Every change of a project moves its
+    updatedDate to a stamp no change had before (projects/change_log.py), so two states of a project never share
+    one."""
+    return f'"{(project.updated_date - _EPOCH) // timedelta(microseconds=1)}"'
+
+
+def etag_matches(*, if_match: str, etag: str) -> bool:
+    """RFC 9110 §13.1.1: `*`, or one of the listed entity tags, compared strongly (a weak W/ tag never matches)."""
+    tags = [tag.strip() for tag in if_match.split(",")]
+    return "*" in tags or etag in tags
+
+
+class ProjectGone(ServiceError):
+    status_code = status.HTTP_410_GONE
+    code = "project_deleted"
+
+    def __init__(self, project: Project) -> None:
+        super().__init__(
+            "The project was deleted by its partner's CRM; it is kept, but cannot be changed.",
+            extensions={"deletedDate": iso_datetime(project.deleted_date)},
+        )
+
+
+class PreconditionFailed(ServiceError):
+    status_code = status.HTTP_412_PRECONDITION_FAILED
+    code = "etag_mismatch"
+
+    def __init__(self, etag: str) -> None:
+        super().__init__(
+            "The project changed since you read it: If-Match does not match its current ETag. GET it again, "
+            "re-apply your change to what it is now, and send it with the new ETag.",
+            headers={"ETag": etag},
+            extensions={"etag": etag},
+        )
+
+
+@dataclass(frozen=True)
+class PlatformUpdate:
+    project: Project
+    changed_fields: list[str]
+
+
+def project_platform_update(
+    *, project: Project, if_match: str, changes: dict[str, Any], platform_key: PlatformKey
+) -> PlatformUpdate:
+    """Apply the platform's `changes` (column → value, platform-owned columns only) to the project if `if_match`
+    still matches its ETag; a change moves its updatedDate, tells the partner's webhooks (project.updated with
+    changedFields) and is audited with the key's name. Nothing changing keeps updatedDate and the ETag.
+
+    The stamp is reserved first in the transaction, then the row is locked (projects/change_log.py); a push of
+    the same project that committed a later stamp meanwhile starts the write again (`stamped_transaction`).
+    """
+    # Read before the transaction, as a push does.
+    endpoints = project_event_endpoints(partner_id=project.partner_id, environment=project.environment)
+    return _project_platform_update_locked(
+        project=project, if_match=if_match, changes=changes, platform_key=platform_key, endpoints=endpoints
+    )
+
+
+@stamped_transaction
+def _project_platform_update_locked(
+    *, project: Project, if_match: str, changes: dict[str, Any], platform_key: PlatformKey, endpoints: list[dict]
+) -> PlatformUpdate:
+    stamp = change_stamps_reserve(partner_id=project.partner_id, environment=project.environment, count=1)[0]
+    project = Project.objects.select_related("partner").select_for_update(of=("self",)).get(pk=project.pk)
+    if project.deleted_date is not None:
+        raise ProjectGone(project)
+    if not etag_matches(if_match=if_match, etag=project_etag(project)):
+        raise PreconditionFailed(project_etag(project))
+    changed = [attname for attname, value in changes.items() if getattr(project, attname) != value]
+    if not changed:
+        return PlatformUpdate(project=project, changed_fields=[])
+    change_stamps_check(first=stamp, locked=[project])
+    changed_fields = [PLATFORM_FIELD_NAMES[attname] for attname in PLATFORM_FIELD_NAMES if attname in changed]
+    for attname in changed:
+        setattr(project, attname, changes[attname])
+    project.updated_date = project.platform_updated_date = stamp
+    project.save(update_fields=[*changed, "updated_date", "platform_updated_date"])
+    project.changed_fields = changed_fields
+    project_events_record(
+        endpoints=endpoints, partner_id=project.partner_id, environment=project.environment, projects=[project]
+    )
+    projects_changed(partner_id=project.partner_id, environment=project.environment, created=False)
+    audit_record(
+        partner=project.partner_id,
+        action=AuditAction.PLATFORM_WRITE,
+        actor=None,
+        summary=f"Platform key '{platform_key.name}' changed {', '.join(changed_fields)} of project "
+        f"{project.external_id} ({project.environment})",
+        key=platform_key.name,
+        project=str(project.pk),
+        fields=changed_fields,
+    )
+    return PlatformUpdate(project=project, changed_fields=changed_fields)

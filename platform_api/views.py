@@ -1,0 +1,230 @@
+"""/platform/api/v1/: the project platform's reads across partners and its writes of its own fields (CONTRACT §13)."""
+
+import math
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.exceptions import NotFound, UnsupportedMediaType, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ingest.parsers import StrictJSONParser
+from integration_service.errors import ServiceError
+from integration_service.openapi import problem_responses
+from partners.selectors import partner_get_by_slug
+from platform_api.authentication import PlatformKeyAuthentication, PlatformKeyScopeAllows
+from platform_api.cursors import cursor_encode
+from platform_api.models import PlatformKey
+from platform_api.openapi import PATCH_EXAMPLES, PLATFORM_PROBLEMS
+from platform_api.patches import platform_patch_changes
+from platform_api.selectors import platform_project_get, platform_project_list, project_changes
+from platform_api.serializers import (
+    ChangesPageSerializer,
+    ChangesQuerySerializer,
+    PlatformPatchSerializer,
+    PlatformProjectPageSerializer,
+    PlatformProjectSerializer,
+    ProjectListQuerySerializer,
+    unknown_parameter_errors,
+)
+from platform_api.services import ProjectGone, project_etag, project_platform_update
+from projects.models import Project
+from projects.serializers import project_pulled_representation, project_representation
+
+
+class MergePatchJSONParser(StrictJSONParser):
+    media_type = "application/merge-patch+json"
+
+
+class PreconditionRequired(ServiceError):
+    status_code = 428
+    code = "if_match_required"
+    default_detail = "Send If-Match with the ETag of the project as you last read it (GET projects/{id})."
+
+
+class PlatformView(APIView):
+    """A platform key on every route; no partner credentials, no ClientID rate limit (one trusted caller)."""
+
+    authentication_classes = [PlatformKeyAuthentication]
+    permission_classes = [PlatformKeyScopeAllows]
+    throttle_classes = []
+    schema_tag = "platform"
+
+
+def _change_type(project: Project) -> str:
+    if project.deleted_date is not None:
+        return "project.deleted"
+    return "project.created" if project.submitted_date == project.updated_date else "project.updated"
+
+
+def _platform_project(project: Project) -> dict:
+    return {**project_representation(project), "partner": project.partner.slug, "environment": project.environment}
+
+
+def _validated(serializer_class: type, request: Request, known: tuple[str, ...]) -> dict:
+    params = request.query_params.dict()  # a plain dict, so "limit=" is an invalid value, not a missing one
+    query = serializer_class(data=params)
+    errors = unknown_parameter_errors(params, known)
+    if not query.is_valid():
+        errors.update(query.errors)
+    if errors:
+        raise ValidationError(errors)  # every bad parameter at once
+    return query.validated_data
+
+
+CHANGES_PARAMETERS = [
+    OpenApiParameter("after", str, description="A nextCursor (or an item's cursor) to continue after; none: start."),
+    OpenApiParameter("limit", {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100}),
+    OpenApiParameter("environment", str, enum=["production", "sandbox"], default="production"),
+]
+LIST_PARAMETERS = [
+    OpenApiParameter("partner", str, description="Only this partner's projects (its slug); none: every partner's."),
+    OpenApiParameter("environment", str, enum=["production", "sandbox"], default="production"),
+    OpenApiParameter("page", {"type": "integer", "minimum": 1, "default": 1}),
+    OpenApiParameter("limit", {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}),
+]
+PROJECT_ID = OpenApiParameter("project_id", str, OpenApiParameter.PATH, description="The project's UUID.")
+ETAG_DESCRIPTION = "The project's version: send it as If-Match to PATCH."
+ETAG_HEADER = OpenApiParameter("ETag", str, OpenApiParameter.HEADER, response=[200], description=ETAG_DESCRIPTION)
+ETAG_HEADERS_OF_PATCH = OpenApiParameter(
+    "ETag",
+    str,
+    OpenApiParameter.HEADER,
+    response=[200, 412],
+    description=ETAG_DESCRIPTION + " On 412: the current one.",
+)
+
+
+class ChangesView(PlatformView):
+    """GET changes: every partner's project changes in one order, resumable by cursor."""
+
+    operation_name = "list_changes"
+
+    @extend_schema(
+        summary="Follow every change",
+        description=(
+            "Every partner's projects of one environment in the order they changed, each once, at its latest "
+            "change. Pass `nextCursor` back as `after` to continue; a follower that does sees every committed "
+            "final version. An empty page keeps your cursor."
+        ),
+        parameters=CHANGES_PARAMETERS,
+        responses={200: ChangesPageSerializer, **problem_responses(400, 401, descriptions=PLATFORM_PROBLEMS)},
+    )
+    def get(self, request: Request) -> Response:
+        query = _validated(ChangesQuerySerializer, request, ("after", "limit", "environment"))
+        page = project_changes(environment=query["environment"], after=query.get("after"), limit=query["limit"])
+        items = []
+        for project in page.projects:
+            body = project_pulled_representation(project)
+            items.append(
+                {
+                    "cursor": cursor_encode(updated_date=project.updated_date, project_id=project.id),
+                    "partner": project.partner_slug,
+                    "environment": project.environment,
+                    "type": _change_type(project),
+                    "project": {**body, "partner": project.partner_slug},
+                }
+            )
+        next_cursor = items[-1]["cursor"] if items else request.query_params.get("after")
+        return Response({"items": items, "nextCursor": next_cursor, "hasMore": page.has_more})
+
+
+class ProjectListView(PlatformView):
+    """GET projects: one partner's projects, or every partner's, of one environment, paged."""
+
+    operation_name = "list_projects"
+
+    @extend_schema(
+        summary="List projects",
+        description="Live projects of one environment, newest `updatedDate` first, of one partner or of all.",
+        parameters=LIST_PARAMETERS,
+        responses={
+            200: PlatformProjectPageSerializer,
+            **problem_responses(400, 401, 404, descriptions=PLATFORM_PROBLEMS),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        query = _validated(ProjectListQuerySerializer, request, ("partner", "environment", "page", "limit"))
+        partner = None
+        if "partner" in query:
+            partner = partner_get_by_slug(slug=query["partner"])
+            if partner is None:
+                raise NotFound(f"No partner with the slug '{query['partner']}'.")
+        projects = platform_project_list(environment=query["environment"], partner=partner)
+        page, limit = query["page"], query["limit"]
+        total = projects.count()
+        items = list(projects[(page - 1) * limit : page * limit]) if (page - 1) * limit < total else []
+        return Response(
+            {
+                "items": [_platform_project(project) for project in items],
+                "page": page,
+                "limit": limit,
+                "total": total,
+                "totalPages": math.ceil(total / limit),
+            }
+        )
+
+
+def _live_project(project_id: str) -> Project:
+    project = platform_project_get(project_id=project_id)
+    if project is None:
+        raise NotFound("No project with this id exists.")
+    if project.deleted_date is not None:
+        raise ProjectGone(project)
+    return project
+
+
+class ProjectDetailView(PlatformView):
+    """GET projects/{id} and PATCH projects/{id} (the platform's own fields, with If-Match)."""
+
+    parser_classes = [MergePatchJSONParser, StrictJSONParser]
+
+    @extend_schema(
+        operation_id="get_project",
+        summary="Get one project",
+        description="Any partner's project by its UUID, with its `ETag` header for a later PATCH.",
+        parameters=[PROJECT_ID, ETAG_HEADER],
+        responses={
+            200: PlatformProjectSerializer,
+            **problem_responses(401, 404, 410, descriptions=PLATFORM_PROBLEMS),
+        },
+    )
+    def get(self, request: Request, project_id: str) -> Response:
+        project = _live_project(project_id)
+        return Response(_platform_project(project), headers={"ETag": project_etag(project)})
+
+    @extend_schema(
+        operation_id="update_project_platform_fields",
+        summary="Change the platform's fields of a project",
+        description=(
+            "A JSON merge patch (RFC 7396) of `stage`, `milestones` and `note`, the platform's own fields: members "
+            "left out are kept, `null` clears. Send `If-Match` with the ETag you read: if the project changed "
+            "since, 412 with its current ETag. A patch that changes nothing keeps `updatedDate` and the ETag. "
+            "A partner's field is refused (400)."
+        ),
+        parameters=[
+            PROJECT_ID,
+            OpenApiParameter("If-Match", str, OpenApiParameter.HEADER, required=True, description="The ETag read."),
+            ETAG_HEADERS_OF_PATCH,
+        ],
+        request={
+            "application/merge-patch+json": PlatformPatchSerializer,
+            "application/json": PlatformPatchSerializer,
+        },
+        examples=PATCH_EXAMPLES,
+        responses={
+            200: PlatformProjectSerializer,
+            **problem_responses(400, 401, 403, 404, 410, 412, 415, 428, 503, descriptions=PLATFORM_PROBLEMS),
+        },
+    )
+    def patch(self, request: Request, project_id: str) -> Response:
+        project = _live_project(project_id)
+        if_match = request.headers.get("If-Match", "").strip()
+        if not if_match:
+            raise PreconditionRequired()
+        if not request.content_type:
+            raise UnsupportedMediaType("", detail="Send the patch as application/merge-patch+json or application/json.")
+        changes = platform_patch_changes(request.data)
+        platform_key: PlatformKey = request.auth
+        update = project_platform_update(project=project, if_match=if_match, changes=changes, platform_key=platform_key)
+        return Response(_platform_project(update.project), headers={"ETag": project_etag(update.project)})

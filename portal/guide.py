@@ -1,0 +1,53 @@
+"""The partner guide (docs/api.md) as HTML for the console, rendered once per process.
+
+Raw HTML in the file is escaped (markdown-it's js-default preset), headings get GitHub's anchors so the guide's
+own table of contents works, and links to the repository's other files (../examples/…) become plain text, since
+the console does not serve them.
+"""
+
+import functools
+import re
+
+from django.conf import settings
+from django.utils.safestring import SafeString, mark_safe
+from markdown_it import MarkdownIt
+
+GUIDE_PATH = settings.BASE_DIR / "docs" / "api.md"
+
+
+def _anchor(text: str) -> str:
+    return re.sub(r"[^\w\- ]", "", text.strip().lower()).replace(" ", "-")
+
+
+def _markdown() -> MarkdownIt:
+    md = MarkdownIt("js-default")
+
+    def heading_open(renderer, tokens, index, options, env):
+        tokens[index].attrSet("id", _anchor(tokens[index + 1].content.replace("`", "")))
+        return renderer.renderToken(tokens, index, options, env)
+
+    def link_open(renderer, tokens, index, options, env):
+        if str(tokens[index].attrGet("href") or "").startswith("../"):
+            return ""
+        return renderer.renderToken(tokens, index, options, env)
+
+    def link_close(renderer, tokens, index, options, env):
+        opening = next(i for i in range(index - 1, -1, -1) if tokens[i].type == "link_open")
+        if str(tokens[opening].attrGet("href") or "").startswith("../"):
+            return ""
+        return renderer.renderToken(tokens, index, options, env)
+
+    md.add_render_rule("heading_open", heading_open)
+    md.add_render_rule("link_open", link_open)
+    md.add_render_rule("link_close", link_close)
+    return md
+
+
+@functools.cache
+def api_guide_html() -> SafeString:
+    """docs/api.md as HTML; a short note when the file is not deployed beside the code."""
+    try:
+        text = GUIDE_PATH.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return mark_safe("<p>The API guide is not installed on this server; Swagger UI describes every call.</p>")
+    return mark_safe(_markdown().render(text, {}))  # markdown-it escapes the raw HTML in the file

@@ -1,0 +1,292 @@
+"""The partner console's pages. Each view reads or writes only the logged-in user's partner's objects; an id of
+another partner's (or of the other environment's) answers 404."""
+
+from django.contrib import messages
+from django.contrib.auth import login, logout
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_protect
+from django.views.decorators.debug import sensitive_post_parameters
+from django.views.decorators.http import require_http_methods, require_POST
+
+from ingest.diagnostics.cursors import cursor_encode
+from ingest.diagnostics.selectors import raw_push_get, raw_pushes_page
+from partners.choices import Environment
+from partners.throttling import login_failure_record, login_retry_after, login_throttled_message
+from portal.auth import is_partner_user, partner_user_required
+from portal.forms import LoginForm, PushFilterForm, WebhookEndpointForm
+from portal.selectors import (
+    API_ROOTS,
+    delivery_log,
+    endpoint_delivery,
+    environments_summary,
+    partner_client_ids,
+    partner_webhook,
+    partner_webhooks,
+    production_waits,
+)
+from webhooks.choices import DeliveryStatus
+from webhooks.models import WebhookEndpoint
+from webhooks.services import (
+    delivery_redeliver,
+    webhook_endpoint_create,
+    webhook_endpoint_delete,
+    webhook_endpoint_rotate_secret,
+    webhook_endpoint_send_test,
+    webhook_endpoint_set_enabled,
+    webhook_endpoint_update,
+)
+
+PUSHES_PAGE = 25
+
+
+def _environment(environment: str) -> Environment:
+    return Environment(environment)  # the URL pattern admits the two values only
+
+
+def _page(request: HttpRequest, template: str, context: dict, status: int = 200) -> HttpResponse:
+    user = request.user
+    partner = getattr(user, "partner", None)
+    return render(request, template, {"partner": partner, "environments": Environment, **context}, status=status)
+
+
+# --- login ------------------------------------------------------------------------------------------------------
+
+
+@sensitive_post_parameters("password")
+@csrf_protect
+@never_cache
+@require_http_methods(["GET", "POST"])
+def login_view(request: HttpRequest) -> HttpResponse:
+    """The console's own login: partner users only, throttled per e-mail with the API's and the admin's counter."""
+    next_url = request.POST.get("next") or request.GET.get("next") or ""
+    if not url_has_allowed_host_and_scheme(
+        next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        next_url = ""
+    if request.method == "GET" and is_partner_user(request.user):
+        return redirect(next_url or "portal:portal-overview")
+    form = LoginForm(request.POST if request.method == "POST" else None, request=request)
+    if request.method == "POST":
+        retry_after = login_retry_after(email=request.POST.get("email", ""))
+        if retry_after:
+            response = render(
+                request, "portal/throttled.html", {"message": login_throttled_message(retry_after)}, status=429
+            )
+            response["Retry-After"] = str(retry_after)
+            return response
+        if form.is_valid():
+            login(request, form.user)  # a new session key: what an operator's admin session held is gone
+            return HttpResponseRedirect(next_url or reverse("portal:portal-overview"))
+        login_failure_record(email=request.POST.get("email", ""))
+    operator = request.user.is_authenticated and not is_partner_user(request.user)
+    return render(request, "portal/login.html", {"form": form, "next": next_url, "operator": operator})
+
+
+@require_POST
+def logout_view(request: HttpRequest) -> HttpResponse:
+    logout(request)
+    messages.success(request, "You are logged out.")
+    return redirect("portal:portal-login")
+
+
+# --- overview and keys --------------------------------------------------------------------------------------------
+
+
+@partner_user_required
+def overview(request: HttpRequest) -> HttpResponse:
+    partner = request.user.partner
+    return _page(
+        request,
+        "portal/overview.html",
+        {"summaries": environments_summary(partner=partner), "waits": production_waits(partner=partner)},
+    )
+
+
+@partner_user_required
+def client_ids(request: HttpRequest) -> HttpResponse:
+    return _page(request, "portal/client_ids.html", {"client_ids": partner_client_ids(partner=request.user.partner)})
+
+
+# --- pushes -------------------------------------------------------------------------------------------------------
+
+
+@partner_user_required
+def pushes(request: HttpRequest, environment: str) -> HttpResponse:
+    environment = _environment(environment)
+    form = PushFilterForm(request.GET)
+    page, next_query = None, None
+    if form.is_valid():
+        data = form.cleaned_data
+        page = raw_pushes_page(
+            partner_id=request.user.partner_id,
+            environment=environment,
+            limit=PUSHES_PAGE,
+            mapping_status=data["mappingStatus"] or None,
+            external_id=data["externalId"] or None,
+            after=data["after"],
+        )
+        if page.has_more:
+            last = page.items[-1]
+            query = request.GET.copy()
+            query["after"] = cursor_encode(received_at=last.received_at, push_id=last.pk)
+            next_query = query.urlencode()
+    return _page(
+        request,
+        "portal/pushes.html",
+        {"environment": environment, "form": form, "page": page, "next_query": next_query},
+        status=200 if form.is_valid() else 400,
+    )
+
+
+@partner_user_required
+def push_detail(request: HttpRequest, environment: str, push_id: str) -> HttpResponse:
+    environment = _environment(environment)
+    push = raw_push_get(partner_id=request.user.partner_id, environment=environment, push_id=push_id)
+    if push is None:
+        raise Http404("No such push.")
+    return _page(request, "portal/push.html", {"environment": environment, "push": push})
+
+
+# --- webhooks -----------------------------------------------------------------------------------------------------
+
+
+def _endpoint_or_404(request: HttpRequest, environment: str, endpoint_id: int) -> WebhookEndpoint:
+    endpoint = partner_webhook(partner=request.user.partner, environment=environment, endpoint_id=endpoint_id)
+    if endpoint is None:
+        raise Http404("No such webhook.")
+    return endpoint
+
+
+def _secret_page(request: HttpRequest, environment: str, endpoint: WebhookEndpoint, secret: str, title: str):
+    """The signing secret, on this page only: it is stored encrypted and never shown again."""
+    response = _page(
+        request,
+        "portal/webhook_secret.html",
+        {"environment": environment, "endpoint": endpoint, "secret": secret, "title": title},
+    )
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@partner_user_required
+@require_http_methods(["GET", "POST"])
+def webhooks(request: HttpRequest, environment: str) -> HttpResponse:
+    """The environment's endpoints, and the form that adds one (its secret is shown once, on the answer)."""
+    environment = _environment(environment)
+    partner = request.user.partner
+    form = WebhookEndpointForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        endpoint, secret = webhook_endpoint_create(
+            partner=partner,
+            environment=environment,
+            url=form.cleaned_data["url"],
+            event_types=form.cleaned_data["event_types"],
+            created_by=request.user,
+        )
+        return _secret_page(request, environment, endpoint, secret, "Webhook added")
+    context = {
+        "environment": environment,
+        "endpoints": partner_webhooks(partner=partner, environment=environment),
+        "form": form,
+        "statuses": DeliveryStatus.choices,
+    }
+    return _page(request, "portal/webhooks.html", context, status=400 if form.errors else 200)
+
+
+@partner_user_required
+@require_http_methods(["GET", "POST"])
+def webhook_detail(request: HttpRequest, environment: str, endpoint_id: int) -> HttpResponse:
+    """One endpoint: its settings (editable), its actions, and its delivery log."""
+    environment = _environment(environment)
+    endpoint = _endpoint_or_404(request, environment, endpoint_id)
+    initial = {"url": endpoint.url, "event_types": endpoint.event_types}
+    form = WebhookEndpointForm(request.POST if request.method == "POST" else None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        webhook_endpoint_update(
+            endpoint=endpoint,
+            url=form.cleaned_data["url"],
+            event_types=form.cleaned_data["event_types"],
+            is_enabled=endpoint.is_enabled,
+        )
+        messages.success(request, "Webhook saved.")
+        return redirect("portal:portal-webhook", environment=environment, endpoint_id=endpoint.pk)
+    before = request.GET.get("before", "")
+    deliveries, more = delivery_log(
+        endpoint=endpoint, before=int(before) if before.isdigit() and len(before) < 19 else None
+    )
+    context = {
+        "environment": environment,
+        "endpoint": endpoint,
+        "form": form,
+        "deliveries": deliveries,
+        "older": deliveries[-1].pk if more else None,
+    }
+    return _page(request, "portal/webhook.html", context, status=400 if form.errors else 200)
+
+
+@partner_user_required
+@require_POST
+def webhook_test(request: HttpRequest, environment: str, endpoint_id: int) -> HttpResponse:
+    endpoint = _endpoint_or_404(request, _environment(environment), endpoint_id)
+    if not endpoint.is_enabled:
+        messages.error(request, "The webhook is disabled: enable it to send a test.")
+    else:
+        event = webhook_endpoint_send_test(endpoint=endpoint)
+        messages.success(request, f"A webhook.test event ({event.id}) is on its way; its delivery is in the log below.")
+    return redirect("portal:portal-webhook", environment=environment, endpoint_id=endpoint.pk)
+
+
+@partner_user_required
+@require_POST
+def webhook_rotate(request: HttpRequest, environment: str, endpoint_id: int) -> HttpResponse:
+    endpoint = _endpoint_or_404(request, _environment(environment), endpoint_id)
+    secret = webhook_endpoint_rotate_secret(endpoint=endpoint)
+    return _secret_page(request, environment, endpoint, secret, "New signing secret")
+
+
+@partner_user_required
+@require_POST
+def webhook_enable(request: HttpRequest, environment: str, endpoint_id: int) -> HttpResponse:
+    endpoint = _endpoint_or_404(request, _environment(environment), endpoint_id)
+    enabled = request.POST.get("enabled") == "1"
+    webhook_endpoint_set_enabled(endpoint=endpoint, enabled=enabled)
+    messages.success(request, "Webhook enabled." if enabled else "Webhook disabled: it gets no new events.")
+    return redirect("portal:portal-webhook", environment=environment, endpoint_id=endpoint.pk)
+
+
+@partner_user_required
+@require_http_methods(["GET", "POST"])
+def webhook_delete(request: HttpRequest, environment: str, endpoint_id: int) -> HttpResponse:
+    environment = _environment(environment)
+    endpoint = _endpoint_or_404(request, environment, endpoint_id)
+    if request.method == "POST":
+        webhook_endpoint_delete(endpoint=endpoint)
+        messages.success(request, f"Webhook {endpoint.url} deleted, with its delivery log.")
+        return redirect("portal:portal-webhooks", environment=environment)
+    return _page(request, "portal/webhook_delete.html", {"environment": environment, "endpoint": endpoint})
+
+
+@partner_user_required
+@require_POST
+def delivery_redeliver_view(request: HttpRequest, environment: str, endpoint_id: int, delivery_id: int) -> HttpResponse:
+    endpoint = _endpoint_or_404(request, _environment(environment), endpoint_id)
+    delivery = endpoint_delivery(endpoint=endpoint, delivery_id=delivery_id)
+    if delivery is None:
+        raise Http404("No such delivery.")
+    delivery_redeliver(delivery=delivery)
+    messages.success(request, f"Delivery {delivery.pk} ({delivery.event_id}) is queued again.")
+    return redirect("portal:portal-webhook", environment=environment, endpoint_id=endpoint.pk)
+
+
+# --- guide --------------------------------------------------------------------------------------------------------
+
+
+@partner_user_required
+def guide(request: HttpRequest) -> HttpResponse:
+    from portal.guide import api_guide_html
+
+    return _page(request, "portal/guide.html", {"guide": api_guide_html(), "api_roots": API_ROOTS})

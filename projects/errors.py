@@ -1,0 +1,37 @@
+from rest_framework import status
+
+from integration_service.errors import ServiceError
+from projects.models import Project
+from projects.serializers import iso_datetime
+
+
+class ProjectGone(ServiceError):
+    """A deleted project asked for by its id (CONTRACT §12): 410, with when it was deleted."""
+
+    status_code = status.HTTP_410_GONE
+    code = "project_deleted"
+
+    def __init__(self, project: Project) -> None:
+        super().__init__(
+            "Your CRM deleted this project. A push of its id restores it.",
+            extensions={"deletedDate": iso_datetime(project.deleted_date)},
+        )
+
+
+class ProjectNotFound(ServiceError):
+    """No project with this id of the partner's CRM in this environment (a delete's 404)."""
+
+    status_code = status.HTTP_404_NOT_FOUND
+    code = "not_found"
+    default_detail = "No project with this id of your CRM exists for your partner in this environment."
+
+
+class ChangesContended(ServiceError):
+    """A change that kept finding its rows written by later changes (projects/change_log.py): 503, safe to repeat."""
+
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    code = "project_busy"
+    default_detail = "The project is being written by others right now; nothing was stored. Send the request again."
+
+    def __init__(self) -> None:
+        super().__init__(headers={"Retry-After": "1"})
