@@ -114,6 +114,18 @@ def main(base: str, token: str, client_id: str) -> int:
     ]:
         headers = {**auth, "Content-Type": content_type}
         checks.append((name, "POST", root + "externals/push/batch", body_of(text), headers, expected))
+    for name, text, content_type, expected in [
+        ("export: NaN", '{"updatedDate": NaN}', "application/json", 400),
+        ("export: NUL", '{"updatedDate": "gt:2026-01-01\\u0000"}', "application/json", 400),
+        ("export: nested 40 deep", '{"exclude": ' + "[" * 40 + "]" * 40 + "}", "application/json", 400),
+        ("export: */*", "{}", "*/*", 415),
+        ("export: charset=zlib", "{}", "application/json; charset=zlib", 415),
+    ]:
+        headers = {**auth, "Content-Type": content_type}
+        checks.append((name, "POST", root + "integration/exports", body_of(text), headers, expected))
+    download = f"{root}integration/exports/{uuid.uuid4()}/download"
+    for query in ("", "?expires=1&signature=x", f"?expires={'9' * 100}&signature=x", "?expires=%00&signature=%00"):
+        checks.append((f"export download {query[:40]}", "GET", download + query, b"", {}, 404))
     for query in LIST_QUERIES:
         checks.append((f"list ?{query[:50]}", "GET", f"{root}integration/projects?{query}", b"", auth, 400))
     for encoded in ("%00", "a%00b", "a%0Ab", "%ED%A0%80", "%FF", "x" * 300):  # CRM ids no push could have stored

@@ -3,6 +3,7 @@
 See README.md "Configuration" for the list of variables.
 """
 
+import json
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -60,6 +61,7 @@ INSTALLED_APPS = [
     "ingest",
     "audit",
     "webhooks",
+    "exports",
     "observability",
     "portal",
     "platform_api",
@@ -162,9 +164,16 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# Export files (exports/): the file system under EXPORTS_DIR by default, which every web and worker process must
+# share; any Django storage backend instead (an S3-compatible bucket through django-storages: docs/deploy.md).
+EXPORTS_DIR = Path(os.environ.get("EXPORTS_DIR") or BASE_DIR / "var" / "exports")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+    "exports": {
+        "BACKEND": os.environ.get("EXPORTS_STORAGE_BACKEND") or "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": json.loads(os.environ.get("EXPORTS_STORAGE_OPTIONS") or "null") or {"location": EXPORTS_DIR},
+    },
 }
 
 # Production hardening; `manage.py check --deploy` passes with DEBUG=0 and the variables in README.
@@ -274,6 +283,14 @@ PROJECT_TOTALS_CACHED = env_bool("PROJECT_TOTALS_CACHED", bool(REDIS_URL))
 
 PROJECT_PAGE_SIZE_DEFAULT = env_int("PROJECT_PAGE_SIZE_DEFAULT", 20)
 PROJECT_PAGE_SIZE_MAX = env_int("PROJECT_PAGE_SIZE_MAX", 100)
+
+# --- Exports (exports/): a partner's first pull in one call, written by the background worker ----------------------
+EXPORT_DOWNLOAD_TTL_SECONDS = env_int("EXPORT_DOWNLOAD_TTL_SECONDS", 86400)  # a done export's link, then pruned
+EXPORTS_MAX_ACTIVE = env_int("EXPORTS_MAX_ACTIVE", 3)  # queued or running per partner environment, then 429
+EXPORT_STALE_AFTER_SECONDS = env_int("EXPORT_STALE_AFTER_SECONDS", 6 * 3600)  # prune_exports fails a run this old
+EXPORT_CHUNK_SIZE = env_int("EXPORT_CHUNK_SIZE", 2000)  # rows per fetch from the server-side cursor
+EXPORT_PROGRESS_EVERY = env_int("EXPORT_PROGRESS_EVERY", 10_000)  # rows between two progress writes
+EXPORTS_TEMP_DIR = os.environ.get("EXPORTS_TEMP_DIR") or None  # where a file is written before storage takes it
 
 # --- Webhooks (webhooks/): change events to partners' endpoints, sent by `db_worker --queue-name webhooks` ----------
 WEBHOOK_ALLOW_PRIVATE_URLS = env_bool("WEBHOOK_ALLOW_PRIVATE_URLS", False)

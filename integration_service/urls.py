@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
+from exports.views import ExportCreateView, ExportDetailView, ExportDownloadView
 from ingest.diagnostics.views import PushDetailView, PushListView
 from ingest.views import ProjectDeleteView, PushBatchView, PushView
 from integration_service.openapi import root_schema_settings
@@ -47,6 +48,11 @@ api_patterns = [
         name="webhook-redeliver",
     ),
     re_path(r"^integration/events/?$", webhooks.EventListView.as_view(), name="event-list"),
+    re_path(r"^integration/exports/?$", ExportCreateView.as_view(), name="exports"),
+    re_path(r"^integration/exports/(?P<export_id>[^/]+)/?$", ExportDetailView.as_view(), name="export"),
+    re_path(
+        r"^integration/exports/(?P<export_id>[^/]+)/download/?$", ExportDownloadView.as_view(), name="export-download"
+    ),
     re_path(r"^integration/pushes/?$", PushListView.as_view(), name="push-list"),
     re_path(r"^integration/pushes/(?P<push_id>[^/]+)/?$", PushDetailView.as_view(), name="push-detail"),
     re_path(r"^[\s\S]*$", api_not_found),  # a path with a newline ("%0A") too: never Django's HTML page

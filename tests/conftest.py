@@ -1,3 +1,5 @@
+import shutil
+import tempfile
 from collections.abc import Callable
 from datetime import datetime
 from http import HTTPStatus
@@ -70,6 +72,14 @@ def pytest_configure(config) -> None:
 
     # Live-server request threads would keep their connections open (CONN_MAX_AGE) and block dropping the test database.
     settings.DATABASES["default"]["CONN_MAX_AGE"] = 0
+    # Export files of tests that do not choose a directory (tests/exports/ does) never land in the checkout.
+    settings.STORAGES["exports"]["OPTIONS"] = {"location": tempfile.mkdtemp(prefix="integration-test-exports-")}
+
+
+def pytest_unconfigure(config) -> None:
+    from django.conf import settings
+
+    shutil.rmtree(settings.STORAGES["exports"]["OPTIONS"]["location"], ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

@@ -30,6 +30,7 @@ def test_the_console_has_the_service_s_name_and_only_what_operators_use(admin_cl
         "AuditEvent",
         "WebhookEndpoint",
         "WebhookDelivery",
+        "Export",
         "PlatformKey",
     }
     assert ">Raw pushes<" in text and "Raw pushs" not in text

@@ -23,9 +23,13 @@ OPERATIONS = {
     ("/integration/webhooks/{webhook_id}/deliveries", "get"): "list_webhook_deliveries",
     ("/integration/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver", "post"): "redeliver_webhook_delivery",
     ("/integration/events", "get"): "list_events",
+    ("/integration/exports", "post"): "create_export",
+    ("/integration/exports/{export_id}", "get"): "get_export",
+    ("/integration/exports/{export_id}/download", "get"): "download_export",
     ("/integration/pushes", "get"): "list_pushes",
     ("/integration/pushes/{push_id}", "get"): "get_push",
 }
+WITHOUT_CREDENTIALS = {"/auth/email/login", "/integration/exports/{export_id}/download"}  # the link is signed
 DOCUMENTS = {"sandbox": "/sandbox/api/v1/schema/", "production": "/api/v1/schema/"}
 SERVERS = {"sandbox": "/sandbox/api/v1", "production": "/api/v1"}
 
@@ -68,7 +72,7 @@ def test_calls_after_login_need_this_roots_token_and_client_id(schemas, environm
     for path, ops in schema["paths"].items():
         for op in ops.values():
             expected = (
-                [] if path == "/auth/email/login" else [{f"{environment}Bearer": [], f"{environment}ClientId": []}]
+                [] if path in WITHOUT_CREDENTIALS else [{f"{environment}Bearer": [], f"{environment}ClientId": []}]
             )
             assert op.get("security", []) == expected, path
 
@@ -84,6 +88,9 @@ def test_calls_after_login_need_this_roots_token_and_client_id(schemas, environm
         ("/externals/projects/{external_id}", "delete", {"200", "401", "403", "404", "429", "503"}),
         ("/integration/pushes", "get", {"200", "400", "401", "403", "429", "503"}),
         ("/integration/pushes/{push_id}", "get", {"200", "401", "403", "404", "429", "503"}),
+        ("/integration/exports", "post", {"202", "400", "401", "403", "413", "415", "429", "503"}),
+        ("/integration/exports/{export_id}", "get", {"200", "401", "403", "404", "429", "503"}),
+        ("/integration/exports/{export_id}/download", "get", {"200", "404", "410", "503"}),
     ],
 )
 @pytest.mark.parametrize("environment", DOCUMENTS)
@@ -94,7 +101,8 @@ def test_every_error_is_documented_as_problem_json(schemas, environment, path, m
     for status, response in responses.items():
         if status[0] in "45":
             assert list(response["content"]) == ["application/problem+json"]
-            problem = "GoneProblem" if status == "410" else "Problem"  # a 410 also says when: deletedDate
+            # A deleted project's 410 also says when (deletedDate); an expired download link's is a plain problem.
+            problem = "GoneProblem" if status == "410" and "exports" not in path else "Problem"
             assert response["content"]["application/problem+json"]["schema"] == {
                 "$ref": f"#/components/schemas/{problem}"
             }
@@ -151,3 +159,15 @@ def test_the_batch_push_documents_its_records_and_results_with_examples(schemas)
     assert schema["components"]["schemas"]["PushBatchResultStatusEnum"]["enum"] == [201, 200, 400, 404, 413]
     assert set(result["required"]) == {"index", "status", "id", "externalId"}
     assert set(operation["responses"]["200"]["content"]["application/json"]["examples"]) == {"ResultsInOrder"}
+
+
+def test_exports_document_their_location_link_and_ndjson_file(schemas):
+    paths = schemas["sandbox"]["paths"]
+    created = paths["/integration/exports"]["post"]["responses"]["202"]
+    export = schemas["sandbox"]["components"]["schemas"]["Export"]
+    download = paths["/integration/exports/{export_id}/download"]["get"]
+
+    assert set(created["headers"]) == {"Location"}
+    assert set(export["required"]) == {"id", "status", "count", "done", "downloadUrl", "expiresAt", "watermark"}
+    assert list(download["responses"]["200"]["content"]) == ["application/x-ndjson"]
+    assert {parameter["name"] for parameter in download["parameters"]} == {"export_id", "expires", "signature"}

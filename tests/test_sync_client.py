@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import PASSWORD
+from tests.exports.conftest import wait_until_followers_see_every_project
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -66,6 +67,79 @@ def test_events_missed_by_a_receiver_are_replayed_from_a_stored_cursor(client, p
     ]
     assert [cursor is not None for _, cursor in first] == [False, False, True]
     assert [(event["type"], event["data"]["data"]) for event, _ in later] == [("project.updated", {"a": 10})]
+
+
+def test_a_first_sync_by_export_then_the_pull_from_its_watermark(client):
+    client.push("HS-1", {"a": 1})
+    client.push("HS-2", {"a": 2})
+    wait_until_followers_see_every_project()
+
+    projects, watermark = client.first_sync()
+    exported = [(project["externalId"], project["data"]) for project in projects]
+    client.push("HS-1", {"a": 3})
+
+    assert exported == [("HS-1", {"a": 1}), ("HS-2", {"a": 2})]
+    assert [(project["externalId"], project["data"]) for project in client.changes_since(watermark)] == [
+        ("HS-1", {"a": 3})
+    ]
+
+
+def test_a_first_sync_without_data_and_of_nothing(client):
+    client.push("HS-1", {"a": 1})
+    wait_until_followers_see_every_project()
+
+    projects, watermark = client.first_sync(exclude_data=True, updated_date="gt:2999-01-01")
+
+    assert (list(projects), watermark) == ([], "2999-01-01T23:59:59.999999Z")
+    assert next(client.first_sync()[0]).keys() >= {"id", "externalId", "updatedDate", "data"}
+    assert "data" not in next(client.first_sync(exclude_data=True)[0])
+
+
+def test_a_bad_export_request_and_a_changed_link_carry_the_problem(client):
+    with pytest.raises(sync_client.ApiError) as refused:
+        client.export_start(updated_date="after:2026-01-01")
+    export = client.export_wait(client.export_start()["id"])
+    with pytest.raises(sync_client.ApiError) as changed:
+        list(client.export_projects(export["downloadUrl"].replace("signature=", "signature=x")))
+
+    assert refused.value.problem["errors"] == [
+        {"field": "updatedDate", "message": "Use one of gt:, lt:, eq:, btw: followed by a date."}
+    ]
+    assert changed.value.problem["status"] == 404
+
+
+def test_a_failed_export_is_an_error(client, monkeypatch):
+    from exports import services
+
+    monkeypatch.setattr(services, "ndjson_write", lambda *args, **kwargs: 1 / 0)
+
+    with pytest.raises(sync_client.ExportFailed):
+        client.first_sync()
+
+
+def test_main_takes_an_export_first_then_follows_changes(
+    client, live_server, user, sandbox_key, tmp_path, monkeypatch, capsys
+):
+    client.push("HS-1", {"properties": {"dealname": "Lee"}})
+    wait_until_followers_see_every_project()
+    state = tmp_path / "watermark"
+    for name, value in {
+        "BASE_URL": f"{live_server.url}/sandbox/api/v1",
+        "EMAIL": user.email,
+        "PASSWORD": PASSWORD,
+        "CLIENT_ID": sandbox_key,
+        "WATERMARK_FILE": str(state),
+    }.items():
+        monkeypatch.setenv(name, value)
+
+    sync_client.main()
+    first = capsys.readouterr().out
+    sync_client.main()
+    second = capsys.readouterr().out
+
+    assert "exported  HS-1  unmapped  None" in first and "first sync done" in first
+    assert "exported" not in second and "first sync" not in second
+    assert state.read_text().endswith("Z")
 
 
 def test_a_delete_comes_through_the_incremental_pull_as_a_tombstone_and_a_push_restores(client):

@@ -1,0 +1,19 @@
+from rest_framework import status
+
+from integration_service.errors import ServiceError
+
+
+class ExportsBusy(ServiceError):
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    code = "too_many_exports"
+
+
+class ExportLinkInvalid(ServiceError):
+    status_code = status.HTTP_404_NOT_FOUND
+    code = "not_found"
+    default_detail = "This download link is not valid: use the downloadUrl of GET integration/exports/{id} as it is."
+
+
+class ExportLinkExpired(ServiceError):
+    status_code = status.HTTP_410_GONE
+    code = "expired"

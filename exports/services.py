@@ -1,0 +1,200 @@
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files import File
+from django.core.files.storage import Storage, storages
+from django.db import transaction
+from django.utils import timezone
+
+from exports.choices import ACTIVE_STATUSES, ExportStatus
+from exports.errors import ExportLinkExpired, ExportLinkInvalid, ExportsBusy
+from exports.links import link_expiry
+from exports.models import Export
+from exports.selectors import export_projects, exports_active_count, exports_expired, exports_stale
+from exports.snapshot import ProgressReporter, ndjson_write, progress_visible_elsewhere, project_rows, snapshot
+from exports.watermarks import watermark_of_empty_export
+from partners.models import User
+from projects.serializers import iso_datetime
+
+BUSY_RETRY_AFTER_SECONDS = 30
+
+
+def exports_storage() -> Storage:
+    return storages["exports"]
+
+
+def export_request(
+    *, partner_id: int, environment: str, requested_by: User | None, exclude_data: bool, updated_date_filter: str
+) -> Export:
+    """Queue an export of the partner environment's live projects; the worker takes it once this commits.
+
+    At most EXPORTS_MAX_ACTIVE exports of one partner environment are queued or running; a request past it is
+    refused (a burst of simultaneous requests may pass it by a few: it protects the database, it is not a quota).
+    """
+    from exports.tasks import export_run  # the task module imports this one
+
+    active = exports_active_count(partner_id=partner_id, environment=environment)
+    if active >= settings.EXPORTS_MAX_ACTIVE:
+        raise ExportsBusy(
+            f"{active} exports of yours are already being prepared in this environment (at most "
+            f"{settings.EXPORTS_MAX_ACTIVE} at a time). Wait for one to finish (GET integration/exports/{{id}}) and "
+            "ask again.",
+            headers={"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)},
+        )
+    with transaction.atomic():
+        export = Export.objects.create(
+            partner_id=partner_id,
+            environment=environment,
+            requested_by=requested_by,
+            exclude_data=exclude_data,
+            updated_date_filter=updated_date_filter,
+        )
+        transaction.on_commit(lambda: export_run.enqueue(export_id=str(export.pk)))
+    return export
+
+
+@dataclass(frozen=True)
+class _Written:
+    file_name: str
+    file_size: int
+    count: int
+    watermark: datetime | None
+
+
+class _SpooledFile(File):
+    """A file already complete on local disk: FileSystemStorage moves it into place rather than copying it."""
+
+    def temporary_file_path(self) -> str:
+        return self.file.name
+
+
+def export_execute(*, export_id: str) -> None:
+    """Carry out a queued export. Safe to run twice, even at once: each run writes a file of its own, the first to
+    finish is kept, and a finished export is never run again. A run whose worker died is carried out anew."""
+    export = Export.objects.filter(pk=export_id).first()
+    if export is None or export.status not in ACTIVE_STATUSES:
+        return
+    active = Export.objects.filter(pk=export.pk, status__in=ACTIVE_STATUSES)
+    active.update(status=ExportStatus.RUNNING, started_at=timezone.now(), count=None, done=0)
+    try:
+        written = _export_write(export)
+    except Exception as error:
+        finished = timezone.now()
+        active.update(
+            status=ExportStatus.FAILED,
+            finished_at=finished,
+            expires_at=finished + timedelta(seconds=settings.EXPORT_DOWNLOAD_TTL_SECONDS),
+            error=f"{type(error).__name__}: {error}",
+        )
+        raise
+    finished = timezone.now()
+    kept = Export.objects.filter(pk=export.pk, status=ExportStatus.RUNNING).update(
+        status=ExportStatus.DONE,
+        finished_at=finished,
+        expires_at=finished + timedelta(seconds=settings.EXPORT_DOWNLOAD_TTL_SECONDS),
+        count=written.count,
+        done=written.count,
+        watermark=written.watermark,
+        file_name=written.file_name,
+        file_size=written.file_size,
+    )
+    if not kept:  # another run of it finished first, or prune_exports gave it up as stale
+        exports_storage().delete(written.file_name)
+
+
+def _export_write(export: Export) -> _Written:
+    """Write the export's snapshot to a local file, then hand the file to the exports storage."""
+    progress = ProgressReporter(
+        lambda **fields: Export.objects.filter(pk=export.pk, status=ExportStatus.RUNNING).update(**fields),
+        enabled=progress_visible_elsewhere(),
+    )
+    spool: Path | None = None
+    try:
+        with tempfile.NamedTemporaryFile(
+            "w", encoding="utf-8", suffix=".ndjson", dir=settings.EXPORTS_TEMP_DIR, delete=False
+        ) as out:
+            spool = Path(out.name)
+            with snapshot():
+                projects = export_projects(
+                    partner_id=export.partner_id,
+                    environment=export.environment,
+                    updated_date_filter=export.updated_date_filter,
+                )
+                progress.report(count=projects.count())
+                count, last = ndjson_write(
+                    project_rows(projects, exclude_data=export.exclude_data, chunk_size=settings.EXPORT_CHUNK_SIZE),
+                    out,
+                    exclude_data=export.exclude_data,
+                    progress_every=settings.EXPORT_PROGRESS_EVERY,
+                    on_progress=lambda done: progress.report(done=done),
+                )
+        name = f"{export.environment}/{export.pk}/{uuid.uuid4().hex}.ndjson"
+        size = spool.stat().st_size
+        with spool.open("rb") as content:
+            file_name = exports_storage().save(name, _SpooledFile(content, name=name))
+    finally:
+        progress.close()
+        if spool is not None:
+            spool.unlink(missing_ok=True)
+    watermark = last if last is not None else watermark_of_empty_export(export.updated_date_filter)
+    return _Written(file_name=file_name, file_size=size, count=count, watermark=watermark)
+
+
+def export_file_open(*, environment: str, export_id: str, expires: str, signature: str) -> tuple[Export, File]:
+    """The export a download link names, and its file opened for reading; the link must be signed as it is
+    (ExportLinkInvalid) and not expired, nor its export pruned (ExportLinkExpired)."""
+    try:
+        pk = uuid.UUID(export_id)
+    except ValueError:
+        raise ExportLinkInvalid() from None
+    expiry = link_expiry(environment=environment, export_id=str(pk), expires=expires, signature=signature)
+    if expiry is None:
+        raise ExportLinkInvalid()
+    if time.time() >= expiry:
+        expired_at = iso_datetime(datetime.fromtimestamp(expiry, tz=UTC))
+        raise ExportLinkExpired(
+            f"This download link expired at {expired_at}. Ask for a new export (POST integration/exports)."
+        )
+    gone = ExportLinkExpired("This export has been deleted. Ask for a new one (POST integration/exports).")
+    export = Export.objects.filter(pk=pk, environment=environment, status=ExportStatus.DONE).first()
+    if export is None:
+        raise gone
+    try:
+        return export, exports_storage().open(export.file_name, "rb")
+    except FileNotFoundError:
+        raise gone from None
+
+
+@dataclass(frozen=True)
+class PruneSummary:
+    given_up: int
+    deleted: int
+
+
+def exports_prune(*, now: datetime | None = None) -> PruneSummary:
+    """Give up exports whose worker stopped (failed), then delete expired exports with their files."""
+    now = now or timezone.now()
+    stale = exports_stale(started_before=now - timedelta(seconds=settings.EXPORT_STALE_AFTER_SECONDS))
+    given_up = stale.update(
+        status=ExportStatus.FAILED,
+        finished_at=now,
+        expires_at=now + timedelta(seconds=settings.EXPORT_DOWNLOAD_TTL_SECONDS),
+        error="Given up by prune_exports: its worker stopped before it was done.",
+    )
+    deleted = 0
+    for export in exports_expired(now=now).only("pk", "file_name").iterator(chunk_size=500):
+        export_delete(export=export)
+        deleted += 1
+    return PruneSummary(given_up=given_up, deleted=deleted)
+
+
+def export_delete(*, export: Export) -> None:
+    """Delete an export and its file (the file first: a file left without its row would never be found again)."""
+    if export.file_name:
+        exports_storage().delete(export.file_name)
+    Export.objects.filter(pk=export.pk).delete()
