@@ -114,6 +114,11 @@ class ProjectListView(APIView):
             partner_id=request.client_id.partner_id,
             environment=environment,
             filters=params,
+            unfiltered=project_list(
+                partner_id=request.client_id.partner_id,
+                environment=environment,
+                filters={name: value for name, value in params.items() if name != "updatedDate"},
+            ),
         )
         following = params.get("ordering") == "updatedDate"  # the order a follower pages in (CONTRACT §6)
         if following:
