@@ -2,6 +2,7 @@
 
 import json
 import os
+import subprocess
 import sys
 import time
 import urllib.request
@@ -26,6 +27,19 @@ def wait_until_serving(base: str) -> None:
             return
         except OSError:
             time.sleep(0.1)
+
+
+def service_start(port: int) -> subprocess.Popen:
+    """The service under gunicorn (gunicorn.conf.py, as production runs it) on 127.0.0.1:`port`, rate limits off;
+    returns once it answers. Stop it with terminate() and wait()."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}"],
+        cwd=ROOT,
+        env={**os.environ, "CLIENT_ID_RATE_LIMIT_PER_MINUTE": "0", "CLIENT_ID_RECORD_LIMIT_PER_MINUTE": "0"},
+        stderr=subprocess.DEVNULL,
+    )
+    wait_until_serving(f"http://127.0.0.1:{port}")
+    return server
 
 
 def percentile(values: list[float], fraction: float) -> float:

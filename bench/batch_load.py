@@ -14,7 +14,6 @@ import argparse
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import _setup
@@ -61,15 +60,9 @@ def main() -> None:
     token = AccessToken.for_user(user)
     token["env"] = "sandbox"
 
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{args.port}"],
-        cwd=_setup.ROOT,
-        env={**os.environ, "CLIENT_ID_RATE_LIMIT_PER_MINUTE": "0", "CLIENT_ID_RECORD_LIMIT_PER_MINUTE": "0"},
-        stderr=subprocess.DEVNULL,
-    )
+    server = _setup.service_start(args.port)
     try:
         base = f"http://127.0.0.1:{args.port}"
-        _setup.wait_until_serving(base)
         env = {"BENCH_TOKEN": str(token), "BENCH_CLIENT_ID": key, "BENCH_BATCH_SIZE": str(args.batch_size)}
         targets = {  # name: (url, wrk script, records per request)
             "single push": (base + "/sandbox/api/v1/externals/push", PUSH_LUA, 1),

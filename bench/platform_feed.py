@@ -13,10 +13,7 @@
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
-import sys
 import threading
 import time
 import urllib.parse
@@ -166,15 +163,9 @@ def main() -> None:
     generate(args.projects)
     _, key = platform_key_issue(name=f"bench-feed-{time.time_ns()}")
     headers = {"Authorization": f"Bearer {key}"}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{args.port}"],
-        cwd=_setup.ROOT,
-        env={**os.environ, "CLIENT_ID_RATE_LIMIT_PER_MINUTE": "0", "CLIENT_ID_RECORD_LIMIT_PER_MINUTE": "0"},
-        stderr=subprocess.DEVNULL,
-    )
+    server = _setup.service_start(args.port)
     try:
         base = f"http://127.0.0.1:{args.port}"
-        _setup.wait_until_serving(base)
         count, seconds, pages = read_whole_feed(base, headers, args.limit)
         tenth = max(1, len(pages) // 10)
         print(

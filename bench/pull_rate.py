@@ -14,8 +14,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.parse
@@ -111,15 +109,9 @@ def main() -> None:
     generate(args.projects)
     # SQL inserts pass the writes' version change by: without it, totals cached by an earlier run would be served
     projects_changed(partner_id=Partner.objects.get(slug=SLUG).pk, environment="sandbox", created=True)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{args.port}"],
-        cwd=_setup.ROOT,
-        env={**os.environ, "CLIENT_ID_RATE_LIMIT_PER_MINUTE": "0", "CLIENT_ID_RECORD_LIMIT_PER_MINUTE": "0"},
-        stderr=subprocess.DEVNULL,
-    )
+    server = _setup.service_start(args.port)
     try:
         base = f"http://127.0.0.1:{args.port}"
-        _setup.wait_until_serving(base)
         pull(base, {"Authorization": f"Bearer {token}", "ClientID": key}, args.projects)
     finally:
         server.terminate()

@@ -5,7 +5,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib.auth import authenticate
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 from rest_framework import status
@@ -202,16 +202,18 @@ def client_id_check(*, key: str | None, caller: ApiCaller, environment: str) -> 
         )
     if environment == Environment.PRODUCTION and not caller.production_cleared:
         raise ClientIdRejected("The partner is not yet cleared for production; keep integrating against the sandbox.")
-    _client_id_record_use(client_id)
+    last_use_record(client_id)
     return client_id
 
 
-def _client_id_record_use(client_id: ClientId) -> None:
+def last_use_record(credential: models.Model) -> None:
+    """A ClientID's or platform key's `last_used_at`, to CLIENT_ID_LAST_USED_RESOLUTION_SECONDS: a write a minute at
+    most, not one per request."""
     now = timezone.now()
     resolution = timedelta(seconds=settings.CLIENT_ID_LAST_USED_RESOLUTION_SECONDS)
-    if client_id.last_used_at is None or now - client_id.last_used_at >= resolution:
-        ClientId.objects.filter(pk=client_id.pk).update(last_used_at=now)
-        client_id.last_used_at = now
+    if credential.last_used_at is None or now - credential.last_used_at >= resolution:
+        type(credential)._default_manager.filter(pk=credential.pk).update(last_used_at=now)
+        credential.last_used_at = now
 
 
 # --- login --------------------------------------------------------------------------------------------------------

@@ -7,10 +7,10 @@ from rest_framework.exceptions import AuthenticationFailed, PermissionDenied
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.request import Request
 
+from partners.services import last_use_record
 from platform_api.choices import PLATFORM_KEY_PREFIX
 from platform_api.models import PlatformKey
 from platform_api.selectors import platform_key_get
-from platform_api.services import platform_key_record_use
 
 if TYPE_CHECKING:
     from rest_framework.views import APIView
@@ -43,7 +43,7 @@ class PlatformKeyAuthentication(BaseAuthentication):
             raise AuthenticationFailed(
                 "The platform key has been revoked; ask an operator for a new one.", code="platform_key_revoked"
             )
-        platform_key_record_use(platform_key)
+        last_use_record(platform_key)
         return platform_key, platform_key
 
 

@@ -5,7 +5,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -68,15 +67,6 @@ def platform_key_revoke(*, platform_key: PlatformKey, revoked_by: User | None) -
         platform_key.revoked_by = revoked_by
         platform_key.save(update_fields=["revoked_at", "revoked_by"])
     return platform_key
-
-
-def platform_key_record_use(platform_key: PlatformKey) -> None:
-    """Last use, to the resolution ClientIDs have (a write a minute at most, not one per request)."""
-    now = timezone.now()
-    resolution = timedelta(seconds=settings.CLIENT_ID_LAST_USED_RESOLUTION_SECONDS)
-    if platform_key.last_used_at is None or now - platform_key.last_used_at >= resolution:
-        PlatformKey.objects.filter(pk=platform_key.pk).update(last_used_at=now)
-        platform_key.last_used_at = now
 
 
 # --- the platform's fields of a project ---------------------------------------------------------------------------
