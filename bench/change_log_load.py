@@ -12,7 +12,6 @@ waiting, and every answer counted by HTTP status, record status (batches) and ch
 
 import argparse
 import os
-import re
 import subprocess
 import sys
 import threading
@@ -21,7 +20,7 @@ import _setup
 import psycopg
 from django.core.management import call_command
 from django.db import connection
-from push_load import partner_credentials
+from push_load import partner_credentials, wrk
 
 LUA = str(_setup.ROOT / "bench" / "changing.lua")
 IDS = [5000]  # --ids
@@ -38,7 +37,6 @@ def lock_waiters_sampled(dsn: str, stop: threading.Event, samples: list[int]) ->
 
 def run(url: str, *, seconds: int, connections: int, credentials: list, batch_size: int, dsn: str) -> dict:
     env = {
-        **os.environ,
         "BENCH_CREDENTIALS": " ".join(f"{token},{key}" for token, key in credentials),
         "BENCH_BATCH_SIZE": str(batch_size),
         "BENCH_IDS": str(IDS[0]),
@@ -48,28 +46,11 @@ def run(url: str, *, seconds: int, connections: int, credentials: list, batch_si
     sampler = threading.Thread(target=lock_waiters_sampled, args=(dsn, stop, samples))
     sampler.start()
     try:
-        output = subprocess.run(
-            ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", LUA, url],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
+        result = wrk(url, seconds=seconds, connections=connections, env=env, request=["-s", LUA])
     finally:
         stop.set()
         sampler.join()
-
-    def millis(label: str) -> float:
-        value, unit = re.search(rf"^\s+{label}\s+([\d.]+)(us|ms|s)\s*$", output, re.M).groups()
-        return float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
-
-    return {
-        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),
-        "p50": millis("50%"),
-        "p99": millis("99%"),
-        "waiting": sum(samples) / max(1, len(samples)),
-        "answers": re.search(r"^answers: (.*)$", output, re.M).group(1),
-    }
+    return {**result, "waiting": sum(samples) / max(1, len(samples))}
 
 
 def main() -> None:

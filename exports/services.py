@@ -16,9 +16,10 @@ from exports.errors import ExportLinkExpired, ExportLinkInvalid, ExportsBusy
 from exports.links import link_expiry
 from exports.models import Export
 from exports.selectors import export_projects, exports_active_count, exports_expired, exports_stale
-from exports.snapshot import ProgressReporter, ndjson_write, progress_visible_elsewhere, project_rows, snapshot
+from exports.snapshot import ProgressReporter, ndjson_write, progress_visible_elsewhere, snapshot
 from exports.watermarks import watermark_of_empty_export
 from partners.models import User
+from projects.light_rows import project_rows
 from projects.serializers import iso_datetime
 
 BUSY_RETRY_AFTER_SECONDS = 30

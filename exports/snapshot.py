@@ -7,7 +7,6 @@ own connection, in autocommit: the snapshot's transaction stays read-only, and t
 
 import json
 import logging
-from collections import namedtuple
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -15,9 +14,9 @@ from datetime import datetime
 from typing import IO
 
 from django.db import connection, transaction
-from django.db.models import QuerySet
 from psycopg import IsolationLevel
 
+from projects.light_rows import ProjectRow
 from projects.models import Project
 from projects.serializers import project_representation
 
@@ -77,19 +76,6 @@ class ProgressReporter:
         if self._pool is not None:
             self._pool.submit(lambda: connection.close())  # the thread's own connection, evaluated on that thread
             self._pool.shutdown(wait=True)
-
-
-# Every column of a project under its attribute name, the source data last (left out when the export excludes it).
-_COLUMNS = [field.attname for field in Project._meta.concrete_fields if field.attname != "source_data"]
-ProjectRow = namedtuple("ProjectRow", [*_COLUMNS, "source_data"], defaults=[None])
-
-
-def project_rows(projects: QuerySet[Project], *, exclude_data: bool, chunk_size: int) -> Iterator[ProjectRow]:
-    """The projects through a server-side cursor, `chunk_size` rows a fetch, each as a light row that
-    project_representation reads as it reads a Project: a model instance per row cost half an export's time."""
-    columns = _COLUMNS if exclude_data else [*_COLUMNS, "source_data"]
-    for row in projects.values_list(*columns).iterator(chunk_size=chunk_size):
-        yield ProjectRow(*row)
 
 
 def ndjson_write(

@@ -3,14 +3,14 @@
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from types import SimpleNamespace
 
-from django.db.models import F, Q, QuerySet
+from django.db.models import Q, QuerySet
 
 from partners.models import Partner
 from partners.selectors import client_id_hash
 from platform_api.models import PlatformKey
 from projects.change_log import followers_visible
+from projects.light_rows import ProjectRow, project_rows
 from projects.models import Project
 
 
@@ -21,12 +21,8 @@ def platform_key_get(*, key: str) -> PlatformKey | None:
 
 @dataclass(frozen=True)
 class ChangesPage:
-    projects: list[SimpleNamespace]  # a project's columns by attname, and its partner's slug as partner_slug
+    projects: list[ProjectRow]  # with partner_slug
     has_more: bool
-
-
-# Read as plain rows: building 500 model instances (and their partners) was most of a page's time.
-_FEED_COLUMNS = tuple(field.attname for field in Project._meta.concrete_fields)
 
 
 def project_changes(*, environment: str, after: tuple[datetime, uuid.UUID] | None, limit: int) -> ChangesPage:
@@ -40,8 +36,7 @@ def project_changes(*, environment: str, after: tuple[datetime, uuid.UUID] | Non
         projects = projects.filter(updated_date__gte=updated_date).filter(
             Q(updated_date__gt=updated_date) | Q(id__gt=project_id)
         )
-    rows = projects.order_by("updated_date", "id").values(*_FEED_COLUMNS, partner_slug=F("partner__slug"))
-    rows = [SimpleNamespace(**row) for row in rows[: limit + 1]]
+    rows = list(project_rows(projects.order_by("updated_date", "id")[: limit + 1], partner_slug=True))
     return ChangesPage(projects=rows[:limit], has_more=len(rows) > limit)
 
 
