@@ -63,13 +63,17 @@ def main() -> None:
     server = _setup.service_start(args.port)
     try:
         base = f"http://127.0.0.1:{args.port}"
-        env = {"BENCH_TOKEN": str(token), "BENCH_CLIENT_ID": key, "BENCH_BATCH_SIZE": str(args.batch_size)}
+        credentials = {"BENCH_TOKEN": str(token), "BENCH_CLIENT_ID": key}
+
+        def env(size: int) -> dict:  # push.lua (changing.lua) sends batches when BENCH_BATCH_SIZE is above 0
+            return {**credentials, "BENCH_BATCH_SIZE": str(size if size > 1 else 0)}
+
         targets = {  # name: (url, wrk script, records per request)
             "single push": (base + "/sandbox/api/v1/externals/push", PUSH_LUA, 1),
             f"batch of {args.batch_size}": (base + "/sandbox/api/v1/externals/push/batch", BATCH_LUA, args.batch_size),
         }
-        for url, script, _ in targets.values():  # warm up: connections, caches, and the 20,000 rows to update
-            wrk(url, seconds=5, connections=args.connections, env=env, request=["-s", script])
+        for url, script, size in targets.values():  # warm up: connections, caches, and the rows to update
+            wrk(url, seconds=5, connections=args.connections, env=env(size), request=["-s", script])
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
         memory = {"after warm-up": workers_rss_mib(server)}
@@ -80,7 +84,7 @@ def main() -> None:
                 settings.WEBHOOK_ALLOW_PRIVATE_URLS = True  # no worker runs: its deliveries wait
                 webhook_endpoint_create(partner=partner, environment="sandbox", url="http://127.0.0.1:9/hooks")
             results[name] = {
-                **wrk(url, seconds=args.seconds, connections=args.connections, env=env, request=["-s", script]),
+                **wrk(url, seconds=args.seconds, connections=args.connections, env=env(size), request=["-s", script]),
                 "size": size,
             }
             memory[f"after {name}"] = workers_rss_mib(server)
@@ -90,12 +94,12 @@ def main() -> None:
         WebhookEndpoint.objects.filter(partner=partner).delete()  # the next run starts without one
 
     print(f"\n{args.connections} connections, {args.seconds} s each, gunicorn.conf.py workers, {os.cpu_count()} cores")
-    print(f"{'endpoint':16s} {'records/s':>10s} {'req/s':>8s} {'p50 ms':>8s} {'p99 ms':>8s} {'non-2xx':>8s}")
+    print(f"{'endpoint':16s} {'records/s':>10s} {'req/s':>8s} {'p50 ms':>8s} {'p99 ms':>8s} {'non-2xx':>8s}  answers")
     for name, result in results.items():
         records = result["rps"] * result["size"]
         print(
             f"{name:16s} {records:10.0f} {result['rps']:8.1f} {result['p50']:8.2f} {result['p99']:8.2f} "
-            f"{result['errors']:8d}"
+            f"{result['errors']:8d}  {result['answers']}"
         )
     single, batch, _ = (result["rps"] * result["size"] for result in results.values())
     print(f"batch / single push records/s: {batch / single:.1f}")
