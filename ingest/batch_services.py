@@ -19,7 +19,7 @@ from ingest.delete_services import (
 )
 from ingest.models import RawPush
 from ingest.services import (
-    NORMALIZED_ATTNAMES,
+    PROJECT_STATE,
     PushContext,
     PushResult,
     project_apply_push,
@@ -38,15 +38,7 @@ from projects.totals import projects_changed
 _PROJECT_KEY = ("partner_id", "environment", "external_id")
 # A new project's row before the batch writes it: the columns that cannot be NULL (the canonical fields can).
 _PROJECT_PLACEHOLDER_FIELDS = tuple(field for field in Project._meta.concrete_fields if not field.null)
-_PROJECT_STATE = (
-    "id",
-    "external_id",
-    "submitted_date",
-    "updated_date",
-    "deleted_date",
-    "source_data",
-    *NORMALIZED_ATTNAMES,
-)
+_PROJECT_STATE = ("external_id", *PROJECT_STATE)  # the single push's read, with the key it is read by
 
 
 @dataclass(frozen=True)

@@ -107,8 +107,9 @@ def project_normalization_outdated(*, project: Project, rules: Sequence[FieldRul
     return project_apply_normalization(project=copy.copy(project), result=result)
 
 
-# The platform's fields are read, never written: a change event's project body has them.
-_PROJECT_STATE = (
+# What a push or a batch reads of the projects it writes. The platform's fields are read, never written: a change
+# event's project body has them.
+PROJECT_STATE = (
     "id",
     "submitted_date",
     "updated_date",
@@ -122,7 +123,7 @@ _PROJECT_WRITE = ("submitted_date", "deleted_date", "source_data", *NORMALIZED_A
 
 def _project_locked(*, key: dict) -> Project | None:
     """The project with this (partner_id, environment, external_id), locked until the transaction ends."""
-    rows = rows_select(Project, attnames=_PROJECT_STATE, where=key, for_update=True)
+    rows = rows_select(Project, attnames=PROJECT_STATE, where=key, for_update=True)
     return instance_from_row(Project, {**key, **rows[0]}) if rows else None
 
 

@@ -509,3 +509,29 @@ def test_a_record_past_the_projects_source_size_limit_is_413_alone(sandbox_clien
     assert results[2]["detail"].startswith("The project's source data would be 312 bytes as JSON, over the limit")
     assert (project.external_id, project.source_data) == ("S-1", {"more": "y" * 10})
     assert RawPush.objects.count() == 2
+
+
+def test_a_batch_to_a_partner_with_a_webhook_endpoint_makes_as_many_queries_for_5_records_as_for_20(
+    sandbox_client, partner, settings
+):
+    """Each record's event body is the project as pulled, the platform's fields included: read with the batch's one
+    read of its projects, not one query per field per project (it was 11 per record)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from webhooks.services import webhook_endpoint_create
+
+    settings.WEBHOOK_ALLOW_PRIVATE_URLS = True
+    webhook_endpoint_create(partner=partner, environment=SANDBOX, url="http://127.0.0.1:9/hooks")
+    counts = []
+    for size in (5, 20):
+        records = [{"id": f"Q-{size}-{number}", "data": {"n": number}} for number in range(size)]
+        sandbox_client.post(url(SANDBOX, "push-batch"), {"records": records}, format="json")  # creates
+        records = [{"id": f"Q-{size}-{number}", "data": {"n": number + 1}} for number in range(size)]
+        with CaptureQueriesContext(connection) as queries:
+            response = sandbox_client.post(url(SANDBOX, "push-batch"), {"records": records}, format="json")
+        assert response.status_code == HTTPStatus.OK
+        assert [result["changed"] for result in response.json()["results"]] == [True] * size
+        counts.append(len(queries.captured_queries))
+
+    assert counts[0] == counts[1]
