@@ -283,6 +283,9 @@ PROJECT_TOTALS_CACHED = env_bool("PROJECT_TOTALS_CACHED", bool(REDIS_URL))
 
 PROJECT_PAGE_SIZE_DEFAULT = env_int("PROJECT_PAGE_SIZE_DEFAULT", 20)
 PROJECT_PAGE_SIZE_MAX = env_int("PROJECT_PAGE_SIZE_MAX", 100)
+# A write overtaken again and again by later writers of its projects takes its turn alone (projects/change_log.py):
+# it waits this long for the writers under way to end, then answers 503 project_busy with nothing stored.
+CHANGE_LOG_ALONE_WAIT_SECONDS = float(os.environ.get("CHANGE_LOG_ALONE_WAIT_SECONDS") or 10)
 
 # --- Exports (exports/): a partner's first pull in one call, written by the background worker ----------------------
 EXPORT_DOWNLOAD_TTL_SECONDS = env_int("EXPORT_DOWNLOAD_TTL_SECONDS", 86400)  # a done export's link, then pruned

@@ -16,10 +16,12 @@ Why this design: docs/decisions.md, "One change log".
 
 import functools
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
 from typing import ParamSpec, TypeVar
 
-from django.db import connection, transaction
+from django.conf import settings
+from django.db import OperationalError, connection, transaction
 from django.db.models import Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
@@ -64,8 +66,12 @@ def change_stamps_reserve(*, count: int = 1, **_scope: object) -> list[datetime]
         return []
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
+            alone = _writing_alone.get()
+            if alone:
+                wait = f"{settings.CHANGE_LOG_ALONE_WAIT_SECONDS * 1000:.0f}ms"
+                cursor.execute("SELECT set_config('lock_timeout', %s, true)", [wait])  # to the transaction's end
             try:
-                cursor.execute("SELECT projects_change_stamps_reserve(%s)", [count])
+                cursor.execute("SELECT projects_change_stamps_reserve(%s, %s)", [count, alone])
             except Exception:
                 # The function holds a session lock for its few statements; a connection that failed inside it
                 # must not survive to hold that lock forever.
@@ -100,25 +106,45 @@ def change_stamps_check(*, first: datetime, locked: Iterable[Project]) -> None:
         raise StampBehind()
 
 
-STAMP_ATTEMPTS = 10
+STAMP_ATTEMPTS_SHARED = 3  # then one more, alone
+
+_writing_alone: ContextVar[bool] = ContextVar("writing_alone", default=False)
 
 _Params = ParamSpec("_Params")
 _Result = TypeVar("_Result")
+
+_LOCK_NOT_AVAILABLE = "55P03"
+_DEADLOCK_DETECTED = "40P01"
 
 
 def stamped_transaction(function: Callable[_Params, _Result]) -> Callable[_Params, _Result]:
     """Run `function` in a transaction, and again in a new one when it finds its rows written by a later change
     (StampBehind): only writers of the same project race so, and the next attempt's stamps are later than theirs.
-    ChangesContended (503, nothing stored) after STAMP_ATTEMPTS."""
+
+    Under steady overlap (batches beside a reprocessing run) a writer can be overtaken on every attempt. After
+    STAMP_ATTEMPTS_SHARED it takes its turn alone: its reservation waits until every writer that has reserved has
+    ended, and writers reserving after it wait for it to end, so nothing can overtake it. ChangesContended (503,
+    nothing stored) only when that turn does not come within CHANGE_LOG_ALONE_WAIT_SECONDS."""
 
     @functools.wraps(function)
     def attempts(*args: _Params.args, **kwargs: _Params.kwargs) -> _Result:
-        for _ in range(STAMP_ATTEMPTS):
+        for _ in range(STAMP_ATTEMPTS_SHARED):
             try:
                 with transaction.atomic():
                     return function(*args, **kwargs)
             except StampBehind:
                 continue
-        raise ChangesContended()
+        turn = _writing_alone.set(True)
+        try:
+            with transaction.atomic():
+                return function(*args, **kwargs)
+        except StampBehind:  # cannot happen while writers pass the gate; kept an answer, not a crash
+            raise ChangesContended() from None
+        except OperationalError as error:
+            if getattr(error.__cause__, "sqlstate", None) in (_LOCK_NOT_AVAILABLE, _DEADLOCK_DETECTED):
+                raise ChangesContended() from error
+            raise
+        finally:
+            _writing_alone.reset(turn)
 
     return attempts
