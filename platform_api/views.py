@@ -165,8 +165,8 @@ class ProjectListView(PlatformView):
         )
 
 
-def _live_project(project_id: str) -> Project:
-    project = platform_project_get(project_id=project_id)
+def _live_project(project_id: str, *, locating_only: bool = False) -> Project:
+    project = platform_project_get(project_id=project_id, locating_only=locating_only)
     if project is None:
         raise NotFound("No project with this id exists.")
     if project.deleted_date is not None:
@@ -218,7 +218,7 @@ class ProjectDetailView(PlatformView):
         },
     )
     def patch(self, request: Request, project_id: str) -> Response:
-        project = _live_project(project_id)
+        project = _live_project(project_id, locating_only=True)
         if_match = request.headers.get("If-Match", "").strip()
         if not if_match:
             raise PreconditionRequired()
