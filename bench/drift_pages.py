@@ -19,8 +19,8 @@ from django.utils import timezone
 from ingest.demo import DEMO_MAPPING_DOCUMENT
 from ingest.drift_selectors import source_key_drift
 from ingest.drift_services import source_key_drift_refresh
-from ingest.mapping_services import mapping_document_import
 from ingest.models import MappingPublication, RawPush
+from mappings.services import mapping_document_import
 from partners.models import Partner, User
 from projects.models import Project
 

@@ -13,8 +13,8 @@ from django.db import connection
 from django.test import Client
 
 from ingest.demo import DEMO_MAPPING_DOCUMENT
-from ingest.mapping_services import mapping_document_import
 from ingest.models import MappingVersion
+from mappings.services import mapping_document_import
 from partners.models import Partner, User
 from projects.models import Project
 

@@ -33,7 +33,7 @@ from django.db import connection
 from rest_framework_simplejwt.tokens import AccessToken
 
 from ingest.demo import DEMO_MAPPING_DOCUMENT
-from ingest.mapping_services import mapping_document_import
+from mappings.services import mapping_document_import
 from partners.models import Partner, User
 from partners.services import client_id_issue
 from webhooks.models import WebhookEndpoint

@@ -23,7 +23,7 @@ from django_tasks_db.models import DBTaskResult
 
 from ingest import services
 from ingest.demo import DEMO_MAPPING_DOCUMENT
-from ingest.mapping_services import mapping_document_import
+from mappings.services import mapping_document_import
 from partners.models import Partner, User
 from partners.services import client_id_issue
 from webhooks import dispatch

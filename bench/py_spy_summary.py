@@ -23,7 +23,7 @@ GROUPS = {  # name: a pattern of a frame ("Class.function (package/file.py:line)
     "DRF (rest_framework)": r"\(rest_framework/",
     "Django's handler and middleware": r"\(django/core/handlers/|\(django/middleware/|\(django/contrib/[^)]*middleware",
     "the service's middleware": r"\(observability/middleware|\(integration_service/middleware|RateLimitHeaders",
-    "normalization (ingest/normalization.py)": r"\(ingest/normalization",
+    "normalization (mappings/normalization.py)": r"\(ingest/normalization",
     "the push view and services (ingest/)": r"\(ingest/",
     "projects/ (change log, rows)": r"\(projects/",
     "logging": r"\(logging/|\(pythonjsonlogger/",

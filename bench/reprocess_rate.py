@@ -13,8 +13,8 @@ from django.core.management import call_command
 from django.db import connection
 
 from ingest.demo import DEMO_MAPPING_DOCUMENT
-from ingest.mapping_services import mapping_document_import
-from ingest.services import projects_reprocess
+from mappings.reprocessing import projects_reprocess
+from mappings.services import mapping_document_import
 from partners.models import Partner
 from projects.models import Project
 

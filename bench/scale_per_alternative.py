@@ -8,8 +8,8 @@ import time
 import _setup  # noqa: F401
 
 from ingest.demo import DEMO_MAPPING_DOCUMENT, DEMO_RECORDS
-from ingest.mapping_documents import parse_mapping_document
-from ingest.normalization import normalize
+from mappings.documents import parse_mapping_document
+from mappings.normalization import normalize
 
 CALLS = 20_000
 SOURCE = "properties.system_size_w || properties.system_size_kw"

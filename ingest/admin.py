@@ -11,8 +11,8 @@ from django.utils.html import format_html
 from ingest.admin_views import mapping_export, mapping_workbench
 from ingest.mapping_admin_views import history_url, mapping_history, mapping_publish
 from ingest.models import MappingVersion, RawPush, ReprocessRun
-from ingest.services import reprocess_run_request
 from integration_service.admin import ExternalIdSearchMixin, ReadOnlyAdminMixin, adopt_saved
+from mappings.reprocessing import reprocess_run_request
 
 
 @admin.register(MappingVersion)

@@ -15,14 +15,14 @@ from django.utils.text import get_text_list
 
 from ingest import discovery
 from ingest.forms import MappingDocumentUploadForm, MappingRowFormSet, workbench_document, workbench_initial
-from ingest.mapping_documents import MappingDocumentInvalid, document_ordered, parse_mapping_document
-from ingest.mapping_selectors import mapping_publications, mapping_version_get
-from ingest.mapping_services import MappingBaseStale, mapping_document_import, mapping_rows_save
 from ingest.models import MappingVersion, ReprocessRun
-from ingest.selectors import DISCOVERY_MAX_BYTES, mapping_rules_for_partner, source_key_discovery
+from ingest.selectors import DISCOVERY_MAX_BYTES, source_key_discovery
 from ingest.source_type_guess import source_type_guess
 from ingest.workbench_fill import ONLY_FIELD, fill_target, posted_rows, row_fill, rows_rules
 from ingest.workbench_preview import mapping_preview_compare
+from mappings.documents import MappingDocumentInvalid, document_ordered, parse_mapping_document
+from mappings.selectors import mapping_publications, mapping_rules_for_partner, mapping_version_get
+from mappings.services import MappingBaseStale, mapping_document_import, mapping_rows_save
 from partners.choices import Environment
 from partners.models import Partner
 from projects.canonical import CANONICAL_FIELDS

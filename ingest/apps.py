@@ -3,4 +3,4 @@ from django.apps import AppConfig
 
 class IngestConfig(AppConfig):
     name = "ingest"
-    verbose_name = "Ingest: pushes and mappings"
+    verbose_name = "Ingest: pushes"

@@ -13,9 +13,10 @@ from django.utils import timezone
 
 from audit.models import AuditAction, AuditEvent
 from audit.services import audit_record
-from ingest.normalization import normalize
-from ingest.selectors import mapping_rules_for_partner
-from ingest.services import NORMALIZED_ATTNAMES, PushContext, project_apply_normalization
+from ingest.services import PushContext
+from mappings.normalization import normalize
+from mappings.project_writes import NORMALIZED_ATTNAMES, project_apply_normalization
+from mappings.selectors import mapping_rules_for_partner
 from partners.choices import Environment
 from partners.models import ClientId, User
 from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction

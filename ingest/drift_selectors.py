@@ -5,10 +5,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ingest.discovery import discover_keys
-from ingest.mapping_documents import rules_from_document
-from ingest.mapping_selectors import mapping_publications
 from ingest.models import MappingPublication, RawPush, SourceKeyDrift
 from ingest.selectors import pushes_within_budget
+from mappings.documents import rules_from_document
+from mappings.selectors import mapping_publications
 from partners.models import Partner
 
 DRIFT_SAMPLE = 200  # pushes read on each side of the publication, within the discovery byte budget

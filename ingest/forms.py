@@ -3,9 +3,9 @@ from typing import Any
 
 from django import forms
 
-from ingest.converters import MAPPING_TYPES, quoted
-from ingest.mapping_documents import rule_problems
-from ingest.normalization import FieldRule
+from mappings.converters import MAPPING_TYPES, quoted
+from mappings.documents import rule_problems
+from mappings.normalization import FieldRule
 from projects.canonical import CANONICAL_FIELDS
 from projects.choices import ProjectStatus
 

@@ -10,11 +10,11 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from ingest.admin_views import require_permission
-from ingest.mapping_diff import document_diff
-from ingest.mapping_selectors import mapping_publications, mapping_publish_preview, mapping_versions_with_environments
-from ingest.mapping_services import mapping_version_publish
 from ingest.models import MappingVersion
-from ingest.services import reprocess_run_request
+from mappings.diff import document_diff
+from mappings.reprocessing import reprocess_run_request
+from mappings.selectors import mapping_publications, mapping_publish_preview, mapping_versions_with_environments
+from mappings.services import mapping_version_publish
 from partners.choices import Environment
 from partners.models import Partner
 

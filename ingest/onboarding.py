@@ -5,9 +5,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ingest.drift_selectors import EnvironmentDrift
-from ingest.mapping_selectors import mapping_publications
-from ingest.selectors import mapping_rules_of_version
-from ingest.services import NORMALIZED_ATTNAMES, project_normalization_outdated
+from mappings.project_writes import NORMALIZED_ATTNAMES
+from mappings.reprocessing import project_normalization_outdated
+from mappings.selectors import mapping_publications, mapping_rules_of_version
 from partners.choices import Environment
 from partners.models import Partner
 from projects.canonical import CANONICAL_FIELDS, CANONICAL_FIELDS_BY_NAME

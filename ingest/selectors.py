@@ -4,38 +4,14 @@ from collections.abc import Iterable, Iterator
 from django.db.models import Count, Func, IntegerField, Max, QuerySet
 
 from ingest.discovery import Discovery, FillRate, discover_keys
-from ingest.mapping_documents import mapping_document
-from ingest.mapping_rules_cache import version_rules
 from ingest.models import MappingPublication, RawPush
-from ingest.normalization import FieldRule, apply_rule, normalize
-from integration_service.rows import rows_select
+from mappings.normalization import FieldRule, apply_rule, normalize
+from mappings.selectors import mapping_rules_for_partner
 from partners.choices import Environment
 from partners.models import Partner
 from projects.choices import MappingStatus
 
 DISCOVERY_MAX_BYTES = 8 * 1024 * 1024  # of push bodies read for key discovery: ~0.1 s of JSON decoding
-
-
-def mapping_rules_for_partner(*, partner_id: int, environment: str) -> list[FieldRule]:
-    """The rules of the mapping version the environment uses, in canonical field order ([] before any version).
-
-    Read on every push: one single-row query for the published version's id, without the ORM's compilation
-    (integration_service/rows.py); the version's rules come from a per-process cache, which cannot go stale
-    because versions never change.
-    """
-    rows = rows_select(
-        MappingPublication, attnames=("version_id",), where={"partner_id": partner_id, "environment": environment}
-    )
-    return mapping_rules_of_version(version_id=rows[0]["version_id"] if rows else None)
-
-
-def mapping_rules_of_version(*, version_id: int | None) -> list[FieldRule]:
-    """The rules of this mapping version, from the per-process cache ([] for None: no version published)."""
-    return list(version_rules(version_id=version_id)) if version_id is not None else []
-
-
-def mapping_document_export(*, partner: Partner, environment: str = Environment.SANDBOX) -> dict:
-    return mapping_document(mapping_rules_for_partner(partner_id=partner.pk, environment=environment))
 
 
 def _published_numbers(partner: Partner) -> dict[str, int | None]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ingest.mapping_documents import TYPES_FOR_KIND
+from mappings.documents import TYPES_FOR_KIND
 from projects.canonical import CanonicalField
 from projects.choices import ProjectStatus
 

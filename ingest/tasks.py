@@ -3,13 +3,6 @@ from datetime import datetime
 from django_tasks import task
 
 from ingest.drift_services import source_key_drift_refresh
-from ingest.services import reprocess_run_execute
-
-
-@task()
-def reprocess_partner_projects(run_id: int) -> None:
-    """Background side of an operator's reprocess request; safe to run again (reprocessing is idempotent)."""
-    reprocess_run_execute(run_id=run_id)
 
 
 @task()

@@ -6,10 +6,10 @@ from collections.abc import Mapping
 
 from ingest.discovery import DiscoveredKey
 from ingest.forms import MappingRowForm
-from ingest.mapping_documents import TYPES_FOR_KIND, rule_from_spec
-from ingest.normalization import FieldRule
 from ingest.source_type_guess import TypeGuess, source_type_guess
 from ingest.source_usage import source_paths
+from mappings.documents import TYPES_FOR_KIND, rule_from_spec
+from mappings.normalization import FieldRule
 from projects.canonical import CANONICAL_FIELDS_BY_NAME
 
 ROW_KEYS = ("field", "source", "type", "options", "default")

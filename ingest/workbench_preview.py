@@ -4,11 +4,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ingest.issue_values import issue_value
 from ingest.models import RawPush
-from ingest.normalization import FieldRule, normalize, source_value
-from ingest.plausibility import field_readings, plausibility_hints
-from ingest.selectors import mapping_rules_for_partner, pushes_recent
+from ingest.selectors import pushes_recent
+from mappings.issue_values import issue_value
+from mappings.normalization import FieldRule, normalize, source_value
+from mappings.plausibility import field_readings, plausibility_hints
+from mappings.selectors import mapping_rules_for_partner
 from partners.choices import Environment
 from partners.models import Partner
 from projects.canonical import CANONICAL_FIELDS, format_canonical

@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "django_tasks_db",
     "partners",
     "projects",
+    "mappings",
     "ingest",
     "audit",
     "webhooks",

@@ -32,7 +32,7 @@ class ApiCaller:
     `client_id`: the ClientID whose key the request sent, whoever's it is (None: no such key, or none sent).
     `production_cleared`: whether the user's partner is cleared for production.
     `mapping_version_id`: the mapping version the partner's environment of the request normalizes with (None
-    before any is published); the compiled rules are cached per process by it (ingest/mapping_rules_cache.py).
+    before any is published); the compiled rules are cached per process by it (mappings/rules_cache.py).
     `has_webhook_endpoints`: whether that partner environment has any enabled webhook endpoint; only then does a
     changing push read which ones, and what they subscribe to.
     """

@@ -6,9 +6,9 @@ from datetime import datetime
 from django.db.models import Count, Max, Q, QuerySet
 
 from ingest.drift_selectors import source_key_drift
-from ingest.mapping_selectors import mapping_publications
 from ingest.models import RawPush
 from ingest.onboarding import ReadinessGap, environment_health, production_readiness_gaps
+from mappings.selectors import mapping_publications
 from partners.choices import Environment
 from partners.models import ClientId, Partner
 from webhooks.choices import DeliveryStatus

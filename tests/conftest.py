@@ -11,7 +11,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 from rest_framework_simplejwt.tokens import AccessToken
 
-from ingest.mapping_rules_cache import version_rules_cache_clear
+from mappings.rules_cache import version_rules_cache_clear
 from partners.choices import Environment
 from partners.models import Partner, User
 from partners.services import client_id_issue, partner_clear_for_production, partner_create, partner_user_create

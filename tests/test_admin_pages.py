@@ -6,9 +6,9 @@ import pytest
 from django.urls import reverse
 
 from audit.models import AuditEvent
-from ingest.mapping_services import mapping_document_import
 from ingest.models import MappingVersion, RawPush, ReprocessRun
-from ingest.services import reprocess_run_request
+from mappings.reprocessing import reprocess_run_request
+from mappings.services import mapping_document_import
 from partners.models import ClientId, Partner
 from projects.models import Project
 from tests.conftest import SANDBOX, url

@@ -19,8 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from django.db import connection
 
-from ingest.mapping_services import mapping_document_import
-from ingest.services import projects_reprocess
+from mappings.reprocessing import projects_reprocess
+from mappings.services import mapping_document_import
 from partners.services import client_id_issue
 from platform_api.services import platform_key_issue
 from projects.models import Project

@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from audit.models import AuditEvent
-from ingest.mapping_services import mapping_document_import
+from mappings.services import mapping_document_import
 from partners.models import ClientId, User
 from tests.conftest import PASSWORD, PRODUCTION
 

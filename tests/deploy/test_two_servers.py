@@ -20,7 +20,7 @@ from django.db import connection
 from django_tasks_db.models import DBTaskResult
 
 from ingest.models import ReprocessRun
-from ingest.services import reprocess_run_request
+from mappings.reprocessing import reprocess_run_request
 from tests.conftest import SANDBOX, token_for, url
 from tests.webhooks.conftest import Receiver
 from webhooks.choices import DeliveryStatus
@@ -143,11 +143,11 @@ def test_every_reprocess_run_is_taken_by_exactly_one_of_two_workers(deployment, 
     runs = [reprocess_run_request(partner=partner, requested_by=None) for _ in range(8)]
 
     def all_finished() -> bool:  # the worker marks its task done after the run's own status
-        done = DBTaskResult.objects.filter(task_path="ingest.tasks.reprocess_partner_projects", status="SUCCESSFUL")
+        done = DBTaskResult.objects.filter(task_path="mappings.tasks.reprocess_partner_projects", status="SUCCESSFUL")
         return done.count() == len(runs)
 
     wait_until(all_finished, seconds=60, message="the workers did not finish the runs")
-    tasks = list(DBTaskResult.objects.filter(task_path="ingest.tasks.reprocess_partner_projects"))
+    tasks = list(DBTaskResult.objects.filter(task_path="mappings.tasks.reprocess_partner_projects"))
     assert len(tasks) == 8
     assert set(ReprocessRun.objects.filter(pk__in=[run.pk for run in runs]).values_list("status", flat=True)) == {
         "succeeded"

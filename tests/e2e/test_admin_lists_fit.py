@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from ingest.mapping_services import mapping_document_import
 from ingest.models import ReprocessRun
+from mappings.services import mapping_document_import
 from partners.choices import Environment
 from tests.conftest import SANDBOX, url
 from tests.e2e.test_operator_onboarding import CHROMIUM, browser_page  # noqa: F401 (a fixture)

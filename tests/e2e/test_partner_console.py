@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.mapping_services import mapping_document_import
+from mappings.services import mapping_document_import
 from partners.services import client_id_issue, partner_create, partner_user_create
 from tests.e2e.test_operator_onboarding import CHROMIUM, CHROMIUM_ARGS, api, from_db, screenshot
 from tests.webhooks.conftest import Receiver, verify_documented

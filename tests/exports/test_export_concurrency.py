@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from django.db import connection
 
-from ingest.mapping_services import mapping_document_import
+from mappings.services import mapping_document_import
 from partners.services import client_id_issue
 from projects.change_log import followers_visible
 from projects.models import Project

@@ -3,8 +3,8 @@ from http import HTTPStatus
 import pytest
 from django.urls import reverse
 
-from ingest.mapping_services import mapping_document_import
 from ingest.models import MappingVersion
+from mappings.services import mapping_document_import
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from ingest.drift_services import source_key_drift_refresh
-from ingest.mapping_services import mapping_document_import, mapping_version_publish
 from ingest.models import RawPush, SourceKeyDrift
+from mappings.services import mapping_document_import, mapping_version_publish
 from partners.models import Partner
 from partners.services import partner_create
 from projects.models import Project

@@ -6,8 +6,8 @@ from http import HTTPStatus
 import pytest
 from django.utils.dateparse import parse_datetime
 
-from ingest.mapping_services import mapping_document_import
 from ingest.models import RawPush
+from mappings.services import mapping_document_import
 from partners.models import ClientId
 from projects.models import Project
 from tests.conftest import PRODUCTION, SANDBOX, url

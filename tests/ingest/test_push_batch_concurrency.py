@@ -12,9 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from django.db import connection
 
-from ingest.mapping_services import mapping_document_import
 from ingest.models import RawPush
-from ingest.services import projects_reprocess
+from mappings.reprocessing import projects_reprocess
+from mappings.services import mapping_document_import
 from projects.models import Project
 from tests.conftest import SANDBOX, token_for, url
 

@@ -8,8 +8,8 @@ import pytest
 from django.utils.dateparse import parse_datetime
 
 from ingest.diagnostics.cursors import cursor_encode
-from ingest.mapping_services import mapping_document_import
 from ingest.models import RawPush
+from mappings.services import mapping_document_import
 from tests.conftest import PRODUCTION, SANDBOX, problem, url
 
 pytestmark = pytest.mark.django_db

@@ -5,8 +5,8 @@ from http import HTTPStatus
 
 import pytest
 
-from ingest.mapping_services import mapping_document_import, mapping_version_publish
 from ingest.models import MappingVersion, RawPush
+from mappings.services import mapping_document_import, mapping_version_publish
 from projects.models import Project
 from tests.conftest import SANDBOX, url
 

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ingest.mapping_services import mapping_document_import
 from ingest.models import RawPush
+from mappings.services import mapping_document_import
 from projects.models import Project
 from tests.conftest import SANDBOX, url
 

@@ -7,9 +7,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from ingest.discovery import MAX_KEYS, MAX_VALUES, MAX_VALUES_PER_PUSH
-from ingest.mapping_services import mapping_document_import
 from ingest.models import MappingVersion, RawPush
-from ingest.selectors import mapping_document_export
+from mappings.selectors import mapping_document_export
+from mappings.services import mapping_document_import
 from partners.services import partner_clear_for_production
 from projects.canonical import CANONICAL_FIELDS
 from tests.conftest import PRODUCTION, SANDBOX, url

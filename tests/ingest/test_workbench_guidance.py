@@ -7,8 +7,8 @@ from http import HTTPStatus
 import pytest
 from django.urls import reverse
 
-from ingest.mapping_services import mapping_document_import
 from ingest.models import MappingVersion, RawPush
+from mappings.services import mapping_document_import
 from projects.canonical import CANONICAL_FIELDS
 from tests.conftest import PRODUCTION, SANDBOX
 

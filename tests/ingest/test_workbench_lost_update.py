@@ -10,8 +10,8 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from ingest.mapping_services import mapping_document_import
 from ingest.models import MappingVersion
+from mappings.services import mapping_document_import
 from partners.choices import Environment
 from tests.ingest.test_workbench import rows
 

@@ -7,8 +7,8 @@ import pytest
 from django.urls import reverse
 
 from ingest.forms import FIELD_GUIDES, MappingRowForm
-from ingest.mapping_services import mapping_document_import
 from ingest.models import MappingVersion
+from mappings.services import mapping_document_import
 from tests.ingest.test_workbench import rows
 
 pytestmark = pytest.mark.django_db

@@ -6,8 +6,8 @@ import pytest
 from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
-from ingest.mapping_services import mapping_document_import
-from ingest.services import reprocess_run_request
+from mappings.reprocessing import reprocess_run_request
+from mappings.services import mapping_document_import
 from observability.metrics import webhook_delivery_observed
 from tests.conftest import SANDBOX, url
 

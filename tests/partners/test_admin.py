@@ -61,7 +61,7 @@ def test_partner_list_shows_status_push_counts_and_last_push(admin_client, sandb
 
 
 def test_partner_page_shows_the_onboarding_state(admin_client, sandbox_client, partner, production_key):
-    from ingest.mapping_services import mapping_document_import
+    from mappings.services import mapping_document_import
 
     mapping_document_import(
         partner=partner, document={"fields": {"customerPhone": {"source": "phone", "type": "phone"}}}
@@ -88,7 +88,7 @@ def test_partner_page_shows_the_onboarding_state(admin_client, sandbox_client, p
 
 
 def test_the_onboarding_share_follows_a_mapping_change_before_reprocessing(admin_client, sandbox_client, partner):
-    from ingest.mapping_services import mapping_document_import
+    from mappings.services import mapping_document_import
 
     sandbox_client.post(url(SANDBOX, "push"), {"id": "1", "data": {"title": "Roof"}}, format="json")
     page = reverse("admin:partners_partner_change", args=[partner.pk])

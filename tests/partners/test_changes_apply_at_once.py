@@ -5,7 +5,7 @@ from http import HTTPStatus
 
 import pytest
 
-from ingest.mapping_services import mapping_document_import
+from mappings.services import mapping_document_import
 from partners.models import ClientId
 from partners.services import client_id_revoke, partner_revoke_production_clearance
 from tests.conftest import PRODUCTION, SANDBOX, problem, url

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from audit.models import AuditEvent
-from ingest.mapping_services import mapping_document_import
+from mappings.services import mapping_document_import
 from partners.models import Partner, ProductionClearanceEvent
 from partners.services import partner_clear_for_production, partner_create
 from tests.conftest import SANDBOX, url

@@ -6,9 +6,9 @@ import pytest
 from django.urls import reverse
 from django.utils.timezone import localtime
 
-from ingest.mapping_services import mapping_document_import
 from ingest.models import MappingPublication
-from ingest.services import projects_reprocess
+from mappings.reprocessing import projects_reprocess
+from mappings.services import mapping_document_import
 from partners.models import Partner, ProductionClearanceEvent
 from tests.conftest import SANDBOX, url
 

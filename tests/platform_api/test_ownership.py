@@ -7,9 +7,9 @@ from http import HTTPStatus
 
 import pytest
 
-from ingest.mapping_documents import MappingDocumentInvalid
-from ingest.mapping_services import mapping_document_import
-from ingest.services import projects_reprocess
+from mappings.documents import MappingDocumentInvalid
+from mappings.reprocessing import projects_reprocess
+from mappings.services import mapping_document_import
 from platform_api.services import project_etag
 from projects.models import Project
 from projects.platform_fields import PLATFORM_ATTNAMES

@@ -5,8 +5,8 @@ from http import HTTPStatus
 
 import pytest
 
-from ingest.mapping_services import mapping_document_import
 from ingest.models import RawPush
+from mappings.services import mapping_document_import
 from partners.services import client_id_issue, client_id_revoke, partner_clear_for_production
 from tests.conftest import PRODUCTION, SANDBOX, url
 

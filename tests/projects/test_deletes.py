@@ -8,9 +8,9 @@ import pytest
 from django.utils.dateparse import parse_datetime
 
 from audit.models import AuditAction, AuditEvent
-from ingest.mapping_services import mapping_document_import
 from ingest.models import RawPush
-from ingest.services import projects_reprocess
+from mappings.reprocessing import projects_reprocess
+from mappings.services import mapping_document_import
 from projects.models import Project
 from projects.serializers import iso_datetime
 from tests.conftest import PRODUCTION, SANDBOX, problem, url

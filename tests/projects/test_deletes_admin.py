@@ -10,7 +10,7 @@ from django.contrib.auth.models import Permission
 from django.urls import reverse
 
 from audit.models import AuditAction, AuditEvent
-from ingest.mapping_services import mapping_document_import
+from mappings.services import mapping_document_import
 from partners.models import User
 from projects.models import Project
 from projects.serializers import iso_datetime

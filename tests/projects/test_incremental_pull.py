@@ -18,8 +18,8 @@ import pytest
 from django.db import connection
 from django.db.models import Count
 
-from ingest.mapping_services import mapping_document_import
-from ingest.services import projects_reprocess
+from mappings.reprocessing import projects_reprocess
+from mappings.services import mapping_document_import
 from partners.services import client_id_issue
 from projects.models import Project
 from projects.serializers import project_representation

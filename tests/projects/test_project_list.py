@@ -243,8 +243,8 @@ def cached_totals(settings):
 
 @pytest.mark.usefixtures("cached_totals")
 def test_totals_follow_every_change(sandbox_client, partner, django_capture_on_commit_callbacks):
-    from ingest.mapping_services import mapping_document_import
-    from ingest.services import projects_reprocess
+    from mappings.reprocessing import projects_reprocess
+    from mappings.services import mapping_document_import
 
     assert listing(sandbox_client).json()["total"] == 0
 

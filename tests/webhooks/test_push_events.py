@@ -5,8 +5,8 @@ from http import HTTPStatus
 import pytest
 from standardwebhooks.webhooks import Webhook
 
-from ingest.mapping_services import mapping_document_import
-from ingest.services import projects_reprocess
+from mappings.reprocessing import projects_reprocess
+from mappings.services import mapping_document_import
 from tests.conftest import SANDBOX, url
 from tests.webhooks.conftest import run_worker, verify_documented
 from webhooks.models import WebhookDelivery, WebhookEvent

@@ -7,10 +7,10 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from ingest.demo import DEMO_MAPPING_DOCUMENT, DEMO_RECORDS
-from ingest.mapping_documents import mapping_document, parse_mapping_document
-from ingest.mapping_selectors import mapping_version_get
-from ingest.mapping_services import mapping_document_import, mapping_version_publish
 from ingest.services import push_receive
+from mappings.documents import mapping_document, parse_mapping_document
+from mappings.selectors import mapping_version_get
+from mappings.services import mapping_document_import, mapping_version_publish
 from partners.choices import CLIENT_ID_PREFIXES, Environment
 from partners.models import ClientId, Partner, User
 from partners.selectors import client_id_hash

@@ -5,7 +5,7 @@
                 "batteryCapacityKwh": {"source": "battery_wh || battery_kwh", "type": "decimal", "scale": [0.001, 1]},
                 "status": {"source": "dealstage", "type": "enum", "values": {"closedwon": "contracted"}}}}
 
-A `scale` list gives each `||` alternative of the source its own scale, in order (ingest/source_alternatives.py).
+A `scale` list gives each `||` alternative of the source its own scale, in order (mappings/source_alternatives.py).
 
 One validation serves the document import, the admin form and the model's clean().
 """
@@ -20,9 +20,9 @@ from typing import Any
 import phonenumbers
 from jmespath.exceptions import JMESPathError
 
-from ingest.converters import MAPPING_TYPES, ConversionError, convert
-from ingest.normalization import FieldRule, compile_source, fit_to_field
-from ingest.source_alternatives import MAX_ALTERNATIVE_SCALES, source_alternatives
+from mappings.converters import MAPPING_TYPES, ConversionError, convert
+from mappings.normalization import FieldRule, compile_source, fit_to_field
+from mappings.source_alternatives import MAX_ALTERNATIVE_SCALES, source_alternatives
 from projects.canonical import CANONICAL_FIELDS, CANONICAL_FIELDS_BY_NAME, CanonicalField
 
 RULE_KEYS = ("source", "type", "default", "required")

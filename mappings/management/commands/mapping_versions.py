@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from ingest.mapping_selectors import mapping_versions_with_environments
+from mappings.selectors import mapping_versions_with_environments
 from partners.management.base import partner_or_error
 
 

@@ -2,9 +2,9 @@ import json
 
 from django.core.management.base import CommandError
 
-from ingest.management.base import MappingVersionCommand
-from ingest.mapping_documents import document_ordered
-from ingest.mapping_selectors import mapping_version_get
+from mappings.documents import document_ordered
+from mappings.management.base import MappingVersionCommand
+from mappings.selectors import mapping_version_get
 from partners.choices import Environment
 from partners.management.base import partner_or_error
 

@@ -3,8 +3,8 @@
 from datetime import date
 from decimal import Decimal
 
-from ingest.mapping_documents import parse_mapping_document
-from ingest.normalization import FieldRule, normalize
+from mappings.documents import parse_mapping_document
+from mappings.normalization import FieldRule, normalize
 from projects.canonical import CANONICAL_FIELDS
 
 NOTHING_MAPPED = {field.attname: None for field in CANONICAL_FIELDS}

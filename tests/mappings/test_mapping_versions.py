@@ -6,9 +6,9 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.urls import reverse
 
-from ingest.mapping_selectors import mapping_publish_preview, mapping_version_get
-from ingest.mapping_services import mapping_document_import, mapping_version_publish
 from ingest.models import MappingPublication, MappingVersion, ReprocessRun
+from mappings.selectors import mapping_publish_preview, mapping_version_get
+from mappings.services import mapping_document_import, mapping_version_publish
 from projects.models import Project
 from tests.conftest import PRODUCTION, SANDBOX, url
 

@@ -1,4 +1,4 @@
-"""The mapping's usual source expression, a dotted chain of keys, is looked up directly (ingest/normalization.py's
+"""The mapping's usual source expression, a dotted chain of keys, is looked up directly (mappings/normalization.py's
 KeyPath): it must find exactly what JMESPath finds, whatever the data."""
 
 import json
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ingest.normalization import KeyPath, compile_source
+from mappings.normalization import KeyPath, compile_source
 
 keys = st.sampled_from(["a", "b", "properties", "amount", "a b", "ü", "", "0", 'q"uote'])
 json_values = st.recursive(

@@ -3,10 +3,12 @@
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ingest.mapping_documents import rules_from_document
 from ingest.models import MappingPublication, MappingVersion
-from ingest.normalization import normalize
-from ingest.plausibility import field_readings, plausibility_hints
+from integration_service.rows import rows_select
+from mappings.documents import mapping_document, rules_from_document
+from mappings.normalization import FieldRule, normalize
+from mappings.plausibility import field_readings, plausibility_hints
+from mappings.rules_cache import version_rules
 from partners.choices import Environment
 from partners.models import Partner
 from projects.canonical import CANONICAL_FIELDS, format_canonical
@@ -15,6 +17,28 @@ from projects.models import Project
 PUBLISH_PREVIEW_SAMPLE = 200
 PUBLISH_PREVIEW_COUNT_CAP = 10_000
 PUBLISH_PREVIEW_EXAMPLES = 10
+
+
+def mapping_rules_for_partner(*, partner_id: int, environment: str) -> list[FieldRule]:
+    """The rules of the mapping version the environment uses, in canonical field order ([] before any version).
+
+    Read on every push: one single-row query for the published version's id, without the ORM's compilation
+    (integration_service/rows.py); the version's rules come from a per-process cache, which cannot go stale
+    because versions never change.
+    """
+    rows = rows_select(
+        MappingPublication, attnames=("version_id",), where={"partner_id": partner_id, "environment": environment}
+    )
+    return mapping_rules_of_version(version_id=rows[0]["version_id"] if rows else None)
+
+
+def mapping_rules_of_version(*, version_id: int | None) -> list[FieldRule]:
+    """The rules of this mapping version, from the per-process cache ([] for None: no version published)."""
+    return list(version_rules(version_id=version_id)) if version_id is not None else []
+
+
+def mapping_document_export(*, partner: Partner, environment: str = Environment.SANDBOX) -> dict:
+    return mapping_document(mapping_rules_for_partner(partner_id=partner.pk, environment=environment))
 
 
 def mapping_publications(*, partner: Partner) -> dict[str, MappingPublication]:

@@ -6,10 +6,10 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from ingest.mapping_services import mapping_document_import
 from ingest.models import ReprocessRun
-from ingest.normalization import normalize
-from ingest.services import projects_reprocess, reprocess_run_execute, reprocess_run_request
+from mappings.normalization import normalize
+from mappings.reprocessing import projects_reprocess, reprocess_run_execute, reprocess_run_request
+from mappings.services import mapping_document_import
 from projects.models import Project
 
 pytestmark = pytest.mark.django_db
@@ -65,7 +65,7 @@ def test_a_failing_run_records_its_error(partner, monkeypatch):
     def broken(**kwargs):
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr("ingest.services.projects_reprocess", broken)
+    monkeypatch.setattr("mappings.reprocessing.projects_reprocess", broken)
     run = reprocess_run_request(partner=partner, requested_by=None)
 
     with pytest.raises(RuntimeError):
@@ -123,7 +123,7 @@ def test_a_project_whose_normalization_fails_unexpectedly_is_recorded_and_the_ru
             raise RuntimeError("an unforeseen bug")
         return normalize(data, rules)
 
-    monkeypatch.setattr("ingest.services.normalize", normalize_failing_on_roof_1)
+    monkeypatch.setattr("mappings.reprocessing.normalize", normalize_failing_on_roof_1)
     run = reprocess_run_request(partner=partner, requested_by=None)
 
     reprocess_run_execute(run_id=run.pk)
@@ -142,7 +142,7 @@ def test_a_project_whose_normalization_fails_unexpectedly_is_recorded_and_the_ru
 
 
 def test_the_reprocess_command_reports_failed_projects(partner, stored_projects, monkeypatch):
-    monkeypatch.setattr("ingest.services.normalize", lambda data, rules: 1 / 0)
+    monkeypatch.setattr("mappings.reprocessing.normalize", lambda data, rules: 1 / 0)
     out = StringIO()
 
     call_command("reprocess", "sunrise", stdout=out, stderr=StringIO())

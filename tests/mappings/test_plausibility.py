@@ -2,8 +2,8 @@ from decimal import Decimal
 
 import pytest
 
-from ingest.normalization import FieldRule
-from ingest.plausibility import Reading, field_readings, plausibility_hints, value_hint
+from mappings.normalization import FieldRule
+from mappings.plausibility import Reading, field_readings, plausibility_hints, value_hint
 
 
 @pytest.mark.parametrize(

@@ -1,13 +1,13 @@
 """Compiled rules of mapping versions, cached per process by version id.
 
-A version never changes once written (ingest/mapping_services.py only adds them), so an entry cannot go stale:
+A version never changes once written (mappings/services.py only adds them), so an entry cannot go stale:
 a push reads which version its environment uses, and only a version this process has not seen yet costs a query.
 """
 
 import functools
 
-from ingest.mapping_documents import rules_from_document
-from ingest.normalization import FieldRule
+from mappings.documents import rules_from_document
+from mappings.normalization import FieldRule
 
 
 @functools.lru_cache(maxsize=512)

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from ingest.issue_values import ISSUE_REASON_MAX_CHARS, ISSUE_VALUE_MAX_CHARS
-from ingest.normalization import FieldRule, normalize
-from tests.ingest.jsonb import jsonb_storable
+from mappings.issue_values import ISSUE_REASON_MAX_CHARS, ISSUE_VALUE_MAX_CHARS
+from mappings.normalization import FieldRule, normalize
+from tests.mappings.jsonb import jsonb_storable
 
 
 @pytest.mark.parametrize(

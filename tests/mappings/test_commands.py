@@ -4,9 +4,9 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from ingest.mapping_services import mapping_document_import
 from ingest.models import MappingVersion
-from ingest.services import projects_reprocess
+from mappings.reprocessing import projects_reprocess
+from mappings.services import mapping_document_import
 from projects.models import Project
 from tests.conftest import PRODUCTION, SANDBOX, url
 

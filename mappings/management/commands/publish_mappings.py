@@ -3,10 +3,10 @@ import sys
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
-from ingest.management.base import MappingVersionCommand
-from ingest.mapping_selectors import mapping_version_get
-from ingest.mapping_services import mapping_version_publish
-from ingest.services import projects_reprocess_from_command
+from mappings.management.base import MappingVersionCommand
+from mappings.reprocessing import projects_reprocess_from_command
+from mappings.selectors import mapping_version_get
+from mappings.services import mapping_version_publish
 from partners.choices import Environment
 from partners.management.base import partner_or_error
 

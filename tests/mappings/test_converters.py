@@ -5,7 +5,7 @@ from decimal import Decimal
 
 import pytest
 
-from ingest.converters import ConversionError, convert
+from mappings.converters import ConversionError, convert
 
 EMPTY = [None, "", "   ", "\t\n", [], {}]
 

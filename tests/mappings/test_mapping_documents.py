@@ -1,6 +1,6 @@
 import pytest
 
-from ingest.mapping_documents import MappingDocumentInvalid, mapping_document, parse_mapping_document
+from mappings.documents import MappingDocumentInvalid, mapping_document, parse_mapping_document
 
 VALID = {
     "fields": {

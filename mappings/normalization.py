@@ -16,9 +16,9 @@ from typing import Any
 import jmespath
 import pycountry
 
-from ingest.converters import ConversionError, convert
-from ingest.issue_values import has_unstorable_characters, issue
-from ingest.source_alternatives import search_alternatives
+from mappings.converters import ConversionError, convert
+from mappings.issue_values import has_unstorable_characters, issue
+from mappings.source_alternatives import search_alternatives
 from projects.canonical import (
     CANONICAL_FIELDS,
     CANONICAL_FIELDS_BY_NAME,

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from ingest.converters import ConversionError, convert
+from mappings.converters import ConversionError, convert
 
 # CPU seconds of the converting thread: the claim is about the work a value costs, which a loaded machine does not
 # change (wall-clock time would make the bound flaky there).

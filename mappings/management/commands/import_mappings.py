@@ -4,9 +4,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from ingest.mapping_documents import MappingDocumentInvalid
-from ingest.mapping_selectors import mapping_version_get
-from ingest.mapping_services import mapping_document_import
+from mappings.documents import MappingDocumentInvalid
+from mappings.selectors import mapping_version_get
+from mappings.services import mapping_document_import
 from partners.choices import Environment
 from partners.management.base import partner_or_error
 

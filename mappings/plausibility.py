@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ingest.normalization import FieldRule, source_value
-from ingest.source_alternatives import alternative_index, alternative_texts
+from mappings.normalization import FieldRule, source_value
+from mappings.source_alternatives import alternative_index, alternative_texts
 from projects.canonical import CANONICAL_FIELDS_BY_NAME, format_decimal
 
 

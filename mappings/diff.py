@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from ingest.mapping_documents import spec_ordered
+from mappings.documents import spec_ordered
 from projects.canonical import CANONICAL_FIELDS
 
 _MISSING = object()

@@ -9,13 +9,12 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from ingest.mapping_diff import FieldDiff, document_diff
-from ingest.mapping_documents import MappingDocumentInvalid, parse_mapping_document, rules_from_document
-from ingest.mapping_selectors import mapping_publish_preview, mapping_version_get
-from ingest.mapping_services import mapping_document_import
-from ingest.normalization import normalize
-from ingest.selectors import mapping_document_export
-from ingest.source_alternatives import source_alternatives
+from mappings.diff import FieldDiff, document_diff
+from mappings.documents import MappingDocumentInvalid, parse_mapping_document, rules_from_document
+from mappings.normalization import normalize
+from mappings.selectors import mapping_document_export, mapping_publish_preview, mapping_version_get
+from mappings.services import mapping_document_import
+from mappings.source_alternatives import source_alternatives
 from tests.conftest import PRODUCTION, SANDBOX, url
 from tests.ingest.test_workbench import rows
 

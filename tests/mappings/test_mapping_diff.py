@@ -1,4 +1,4 @@
-from ingest.mapping_diff import FieldDiff, document_diff
+from mappings.diff import FieldDiff, document_diff
 
 NAME = {"source": "title", "type": "string"}
 SIZE_W = {"source": "size", "type": "decimal", "scale": 0.001}

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ingest.mapping_documents import TYPES_FOR_KIND, rule_from_spec, rule_problems
-from ingest.normalization import FieldRule, normalize, source_value
-from ingest.source_alternatives import source_alternatives
+from mappings.documents import TYPES_FOR_KIND, rule_from_spec, rule_problems
+from mappings.normalization import FieldRule, normalize, source_value
+from mappings.source_alternatives import source_alternatives
 from projects.canonical import CANONICAL_FIELDS, DECIMAL_MAX_DIGITS, INTEGER_MAX, INTEGER_MIN
 from projects.choices import MappingStatus, ProjectStatus
-from tests.ingest.jsonb import jsonb_storable
+from tests.mappings.jsonb import jsonb_storable
 
 # Generous: the unbounded cases this guards against took seconds to minutes. Not a speed target (bench/ has those).
 # CPU seconds of the converting thread: the claim is about the work a value costs, which a loaded machine does not

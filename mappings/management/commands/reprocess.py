@@ -3,7 +3,7 @@ import sys
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from ingest.services import projects_reprocess_from_command
+from mappings.reprocessing import projects_reprocess_from_command
 from partners.choices import Environment
 from partners.management.base import partner_or_error
 
