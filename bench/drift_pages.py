@@ -17,12 +17,12 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from ingest.demo import DEMO_MAPPING_DOCUMENT
-from ingest.drift_selectors import source_key_drift
-from ingest.drift_services import source_key_drift_refresh
 from ingest.models import MappingPublication, RawPush
 from mappings.services import mapping_document_import
 from partners.models import Partner, User
 from projects.models import Project
+from workbench.drift_selectors import source_key_drift
+from workbench.drift_services import source_key_drift_refresh
 
 
 def pushes(partner: Partner, numbers: range, received_at, extra: bool) -> None:

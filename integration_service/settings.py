@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "projects",
     "mappings",
     "ingest",
+    "workbench",
     "audit",
     "webhooks",
     "exports",

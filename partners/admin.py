@@ -15,11 +15,7 @@ from django.utils.html import format_html, format_html_join
 from django_tasks_db.models import DBTaskResult
 
 from audit.selectors import audit_events_recent
-from ingest.drift_selectors import partner_drift_summaries
-from ingest.drift_services import partner_drift_shown
-from ingest.onboarding import environment_health, production_readiness
-from ingest.selectors import partner_onboarding, partner_push_stats
-from ingest.tasks import refresh_source_key_drift
+from ingest.selectors import partner_push_stats
 from integration_service.admin import adopt_saved
 from partners.admin_login import ThrottledAdminAuthenticationForm
 from partners.admin_views import partner_clear, partners_clearance_selected
@@ -30,6 +26,11 @@ from partners.services import (
     client_id_revoke,
     user_saved_in_admin,
 )
+from workbench.drift_selectors import partner_drift_summaries
+from workbench.drift_services import partner_drift_shown
+from workbench.onboarding import environment_health, production_readiness
+from workbench.selectors import partner_onboarding
+from workbench.tasks import refresh_source_key_drift
 
 admin.site.login_form = ThrottledAdminAuthenticationForm
 

@@ -13,11 +13,11 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from ingest.drift_selectors import source_key_drift
-from ingest.onboarding import EnvironmentHealth, environment_health, production_readiness
 from partners.choices import Environment
 from partners.models import Partner
 from partners.services import partner_clear_for_production, partner_revoke_production_clearance
+from workbench.drift_selectors import source_key_drift
+from workbench.onboarding import EnvironmentHealth, environment_health, production_readiness
 
 
 class ClearanceForm(forms.Form):

@@ -5,14 +5,14 @@ from datetime import datetime
 
 from django.db.models import Count, Max, Q, QuerySet
 
-from ingest.drift_selectors import source_key_drift
 from ingest.models import RawPush
-from ingest.onboarding import ReadinessGap, environment_health, production_readiness_gaps
 from mappings.selectors import mapping_publications
 from partners.choices import Environment
 from partners.models import ClientId, Partner
 from webhooks.choices import DeliveryStatus
 from webhooks.models import WebhookDelivery, WebhookEndpoint
+from workbench.drift_selectors import source_key_drift
+from workbench.onboarding import ReadinessGap, environment_health, production_readiness_gaps
 
 API_ROOTS = {Environment.SANDBOX: "/sandbox/api/v1/", Environment.PRODUCTION: "/api/v1/"}
 DELIVERY_LOG_PAGE = 50
@@ -91,7 +91,7 @@ def _partner_words(gap: ReadinessGap) -> str | None:
 
 def production_waits(*, partner: Partner) -> list[str]:
     """What the operators still wait for before clearing the partner for production, in the partner's words: the
-    readiness the operators' clearance page shows (ingest/onboarding.py). Empty once cleared."""
+    readiness the operators' clearance page shows (workbench/onboarding.py). Empty once cleared."""
     if partner.is_cleared_for_production:
         return []
     sandbox = environment_health(partner=partner, environment=Environment.SANDBOX)

@@ -26,7 +26,7 @@ def events(partner) -> list[tuple[str, str, str | None]]:
 
 
 def test_a_workbench_save_records_the_version_and_where_it_went(admin_client, partner):
-    from tests.ingest.test_workbench import rows
+    from tests.workbench.test_workbench import rows
 
     admin_client.post(
         reverse("admin:ingest_mappingversion_workbench", args=[partner.pk]),

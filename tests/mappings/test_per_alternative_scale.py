@@ -16,7 +16,7 @@ from mappings.selectors import mapping_document_export, mapping_publish_preview,
 from mappings.services import mapping_document_import
 from mappings.source_alternatives import source_alternatives
 from tests.conftest import PRODUCTION, SANDBOX, url
-from tests.ingest.test_workbench import rows
+from tests.workbench.test_workbench import rows
 
 SIZE = {"source": "a || b", "type": "decimal", "scale": [0.001, 1]}
 SCALE_RANGE = "must be a number from 1e-12 to 1e12 in size, e.g. 0.001 for watts to kilowatts"

@@ -168,8 +168,8 @@ def test_the_guide_is_docs_api_md_with_working_anchors_and_swagger_linked(portal
 
 
 def test_every_readiness_warning_has_the_partners_words_or_is_left_out_on_purpose():
-    from ingest.onboarding import ReadinessGap
     from portal.selectors import _partner_words
+    from workbench.onboarding import ReadinessGap
 
     facts = {"production": 1, "sandbox": 2, "share": 50, "sampled": 4, "ready": 90, "fields": ["name"], "keys": ["a.b"]}
     codes = ["no_mappings", "production_no_version", "production_other_version", "no_sandbox_pushes"]

@@ -4,12 +4,12 @@ no rule of that version uses. What a partner's CRM started sending that nobody h
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ingest.discovery import discover_keys
 from ingest.models import MappingPublication, RawPush, SourceKeyDrift
-from ingest.selectors import pushes_within_budget
 from mappings.documents import rules_from_document
 from mappings.selectors import mapping_publications
 from partners.models import Partner
+from workbench.discovery import discover_keys
+from workbench.selectors import pushes_within_budget
 
 DRIFT_SAMPLE = 200  # pushes read on each side of the publication, within the discovery byte budget
 

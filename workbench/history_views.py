@@ -9,7 +9,6 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from ingest.admin_views import require_permission
 from ingest.models import MappingVersion
 from mappings.diff import document_diff
 from mappings.reprocessing import reprocess_run_request
@@ -17,6 +16,7 @@ from mappings.selectors import mapping_publications, mapping_publish_preview, ma
 from mappings.services import mapping_version_publish
 from partners.choices import Environment
 from partners.models import Partner
+from workbench.views import require_permission
 
 
 def history_url(partner: Partner) -> str:
@@ -55,7 +55,7 @@ def mapping_history(request: HttpRequest, partner_id: int, model_admin: admin.Mo
         "diff_rows": [(change, _json(change.before), _json(change.after)) for change in diff],
         "can_publish": request.user.has_perm("ingest.publish_mappingversion"),
     }
-    return TemplateResponse(request, "admin/ingest/mapping_history.html", context)
+    return TemplateResponse(request, "admin/workbench/mapping_history.html", context)
 
 
 def mapping_publish(
@@ -85,4 +85,4 @@ def mapping_publish(
         "environment": environment,
         "preview": mapping_publish_preview(version=version, environment=environment),
     }
-    return TemplateResponse(request, "admin/ingest/mapping_publish.html", context)
+    return TemplateResponse(request, "admin/workbench/mapping_publish.html", context)

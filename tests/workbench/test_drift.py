@@ -9,14 +9,14 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from ingest.drift_services import source_key_drift_refresh
 from ingest.models import RawPush, SourceKeyDrift
 from mappings.services import mapping_document_import, mapping_version_publish
 from partners.models import Partner
 from partners.services import partner_create
 from projects.models import Project
 from tests.conftest import PRODUCTION, SANDBOX, url
-from tests.ingest.test_workbench import rows
+from tests.workbench.test_workbench import rows
+from workbench.drift_services import source_key_drift_refresh
 
 pytestmark = pytest.mark.django_db
 

@@ -4,13 +4,13 @@ import json
 import re
 from collections.abc import Mapping
 
-from ingest.discovery import DiscoveredKey
-from ingest.forms import MappingRowForm
-from ingest.source_type_guess import TypeGuess, source_type_guess
-from ingest.source_usage import source_paths
 from mappings.documents import TYPES_FOR_KIND, rule_from_spec
 from mappings.normalization import FieldRule
 from projects.canonical import CANONICAL_FIELDS_BY_NAME
+from workbench.discovery import DiscoveredKey
+from workbench.forms import MappingRowForm
+from workbench.source_usage import source_paths
+from workbench.type_guess import TypeGuess, source_type_guess
 
 ROW_KEYS = ("field", "source", "type", "options", "default")
 MAX_ROWS = len(CANONICAL_FIELDS_BY_NAME)

@@ -6,13 +6,13 @@ from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from ingest.discovery import MAX_KEYS, MAX_VALUES, MAX_VALUES_PER_PUSH
 from ingest.models import MappingVersion, RawPush
 from mappings.selectors import mapping_document_export
 from mappings.services import mapping_document_import
 from partners.services import partner_clear_for_production
 from projects.canonical import CANONICAL_FIELDS
 from tests.conftest import PRODUCTION, SANDBOX, url
+from workbench.discovery import MAX_KEYS, MAX_VALUES, MAX_VALUES_PER_PUSH
 
 pytestmark = pytest.mark.django_db
 

@@ -2,9 +2,9 @@ from collections import Counter
 
 import pytest
 
-from ingest.discovery import discover_keys
-from ingest.source_type_guess import TypeGuess, source_type_guess
 from projects.canonical import CANONICAL_FIELDS_BY_NAME
+from workbench.discovery import discover_keys
+from workbench.type_guess import TypeGuess, source_type_guess
 
 
 def seen(*values, times: int = 1) -> Counter:

@@ -6,10 +6,10 @@ from http import HTTPStatus
 import pytest
 from django.urls import reverse
 
-from ingest.forms import FIELD_GUIDES, MappingRowForm
 from ingest.models import MappingVersion
 from mappings.services import mapping_document_import
-from tests.ingest.test_workbench import rows
+from tests.workbench.test_workbench import rows
+from workbench.forms import FIELD_GUIDES, MappingRowForm
 
 pytestmark = pytest.mark.django_db
 

@@ -13,19 +13,19 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.text import get_text_list
 
-from ingest import discovery
-from ingest.forms import MappingDocumentUploadForm, MappingRowFormSet, workbench_document, workbench_initial
 from ingest.models import MappingVersion, ReprocessRun
-from ingest.selectors import DISCOVERY_MAX_BYTES, source_key_discovery
-from ingest.source_type_guess import source_type_guess
-from ingest.workbench_fill import ONLY_FIELD, fill_target, posted_rows, row_fill, rows_rules
-from ingest.workbench_preview import mapping_preview_compare
 from mappings.documents import MappingDocumentInvalid, document_ordered, parse_mapping_document
 from mappings.selectors import mapping_publications, mapping_rules_for_partner, mapping_version_get
 from mappings.services import MappingBaseStale, mapping_document_import, mapping_rows_save
 from partners.choices import Environment
 from partners.models import Partner
 from projects.canonical import CANONICAL_FIELDS
+from workbench import discovery
+from workbench.fill import ONLY_FIELD, fill_target, posted_rows, row_fill, rows_rules
+from workbench.forms import MappingDocumentUploadForm, MappingRowFormSet, workbench_document, workbench_initial
+from workbench.preview import mapping_preview_compare
+from workbench.selectors import DISCOVERY_MAX_BYTES, source_key_discovery
+from workbench.type_guess import source_type_guess
 
 PREVIEW_PUSHES = 20
 DISCOVERY_SAMPLE = 1000
@@ -247,7 +247,7 @@ def mapping_workbench(request: HttpRequest, partner_id: int, model_admin: admin.
         "active_runs": ReprocessRun.objects.filter(partner=partner, status__in=["queued", "running"]).count(),
     }
     status = HTTPStatus.CONFLICT if stale else HTTPStatus.OK
-    return TemplateResponse(request, "admin/ingest/workbench.html", context, status=status)
+    return TemplateResponse(request, "admin/workbench/workbench.html", context, status=status)
 
 
 def mapping_export(request: HttpRequest, partner_id: int, model_admin: admin.ModelAdmin) -> JsonResponse:

@@ -13,7 +13,7 @@ from django.utils import timezone
 from ingest.models import MappingVersion
 from mappings.services import mapping_document_import
 from partners.choices import Environment
-from tests.ingest.test_workbench import rows
+from tests.workbench.test_workbench import rows
 
 pytestmark = pytest.mark.django_db
 
