@@ -23,7 +23,7 @@ from django.db import connection
 from push_load import wrk
 from rest_framework_simplejwt.tokens import AccessToken
 
-from ingest.demo import DEMO_MAPPING_DOCUMENT
+from demo.data import DEMO_MAPPING_DOCUMENT
 from mappings.services import mapping_document_import
 from partners.models import Partner, User
 from partners.services import client_id_issue

@@ -16,7 +16,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from ingest.demo import DEMO_MAPPING_DOCUMENT
+from demo.data import DEMO_MAPPING_DOCUMENT
 from ingest.models import MappingPublication, RawPush
 from mappings.services import mapping_document_import
 from partners.models import Partner, User

@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 
-from ingest.demo import DEMO_MAPPING_DOCUMENT
+from demo.data import DEMO_MAPPING_DOCUMENT
 from ingest.models import MappingVersion
 from mappings.services import mapping_document_import
 from partners.models import Partner, User

@@ -21,8 +21,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django_tasks_db.models import DBTaskResult
 
+from demo.data import DEMO_MAPPING_DOCUMENT
 from ingest import services
-from ingest.demo import DEMO_MAPPING_DOCUMENT
 from mappings.services import mapping_document_import
 from partners.models import Partner, User
 from partners.services import client_id_issue

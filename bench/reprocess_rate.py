@@ -12,7 +12,7 @@ import _setup
 from django.core.management import call_command
 from django.db import connection
 
-from ingest.demo import DEMO_MAPPING_DOCUMENT
+from demo.data import DEMO_MAPPING_DOCUMENT
 from mappings.reprocessing import projects_reprocess
 from mappings.services import mapping_document_import
 from partners.models import Partner

@@ -7,7 +7,7 @@ import time
 
 import _setup  # noqa: F401
 
-from ingest.demo import DEMO_MAPPING_DOCUMENT, DEMO_RECORDS
+from demo.data import DEMO_MAPPING_DOCUMENT, DEMO_RECORDS
 from mappings.documents import parse_mapping_document
 from mappings.normalization import normalize
 

@@ -67,6 +67,7 @@ INSTALLED_APPS = [
     "observability",
     "portal",
     "platform_api",
+    "demo",
 ]
 
 MIDDLEWARE = [

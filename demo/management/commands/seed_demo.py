@@ -6,7 +6,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from ingest.demo import DEMO_MAPPING_DOCUMENT, DEMO_RECORDS
+from demo.data import DEMO_MAPPING_DOCUMENT, DEMO_RECORDS
 from ingest.services import push_receive
 from mappings.documents import mapping_document, parse_mapping_document
 from mappings.selectors import mapping_version_get
