@@ -50,7 +50,7 @@ def main() -> None:
     pages = {
         "partners list": "/admin/partners/partner/",
         "partner page (onboarding)": f"/admin/partners/partner/{big.pk}/change/",
-        "mapping workbench": f"/admin/ingest/mappingversion/workbench/{big.pk}/",
+        "mapping workbench": f"/admin/mappings/mappingversion/workbench/{big.pk}/",
         "raw pushes": "/admin/ingest/rawpush/",
         "raw pushes of the partner": f"/admin/ingest/rawpush/?partner__id__exact={big.pk}",
         "raw pushes, search by id": f"/admin/ingest/rawpush/?q={push.external_id}",

@@ -17,7 +17,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from demo.data import DEMO_MAPPING_DOCUMENT
-from ingest.models import MappingPublication, RawPush
+from ingest.models import RawPush
+from mappings.models import MappingPublication
 from mappings.services import mapping_document_import
 from partners.models import Partner, User
 from projects.models import Project

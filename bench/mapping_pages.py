@@ -13,7 +13,7 @@ from django.db import connection
 from django.test import Client
 
 from demo.data import DEMO_MAPPING_DOCUMENT
-from ingest.models import MappingVersion
+from mappings.models import MappingVersion
 from mappings.services import mapping_document_import
 from partners.models import Partner, User
 from projects.models import Project
@@ -51,10 +51,10 @@ def main() -> None:
     client.force_login(operator)
     newest = MappingVersion.objects.filter(partner=partner).order_by("-number").first().number
     pages = {
-        "mapping versions (history, diff)": f"/admin/ingest/mappingversion/partner/{partner.pk}/",
-        "promotion preview (production)": f"/admin/ingest/mappingversion/partner/{partner.pk}/publish/{newest}/"
+        "mapping versions (history, diff)": f"/admin/mappings/mappingversion/partner/{partner.pk}/",
+        "promotion preview (production)": f"/admin/mappings/mappingversion/partner/{partner.pk}/publish/{newest}/"
         "production/",
-        "workbench": f"/admin/ingest/mappingversion/workbench/{partner.pk}/",
+        "workbench": f"/admin/mappings/mappingversion/workbench/{partner.pk}/",
     }
     print(f"\n{Project.objects.filter(partner=partner, environment='production').count():,} production projects")
     print(f"{'page':36s} {'status':>6s} {'best of 3':>10s}")

@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from audit.models import AuditAction
 from audit.services import audit_record
-from ingest.models import ReprocessRun
 from mappings.issue_values import issue
+from mappings.models import ReprocessRun
 from mappings.normalization import FieldRule, NormalizationResult, normalize
 from mappings.project_writes import NORMALIZED_ATTNAMES, project_apply_normalization, projects_write_stamped
 from mappings.selectors import mapping_rules_for_partner

@@ -12,7 +12,7 @@ from mappings.normalization import FieldRule
 
 @functools.lru_cache(maxsize=512)
 def version_rules(*, version_id: int) -> tuple[FieldRule, ...]:
-    from ingest.models import MappingVersion  # models import the engine modules; keep this module import-light
+    from mappings.models import MappingVersion  # models import the engine modules; keep this module import-light
 
     document = MappingVersion.objects.values_list("document", flat=True).get(pk=version_id)
     return tuple(rules_from_document(document))

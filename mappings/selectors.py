@@ -3,9 +3,9 @@
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ingest.models import MappingPublication, MappingVersion
 from integration_service.rows import rows_select
 from mappings.documents import mapping_document, rules_from_document
+from mappings.models import MappingPublication, MappingVersion
 from mappings.normalization import FieldRule, normalize
 from mappings.plausibility import field_readings, plausibility_hints
 from mappings.rules_cache import version_rules

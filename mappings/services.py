@@ -8,8 +8,8 @@ from django.utils import timezone
 
 from audit.models import AuditAction
 from audit.services import audit_record
-from ingest.models import MappingPublication, MappingVersion
 from mappings.documents import mapping_document, parse_mapping_document
+from mappings.models import MappingPublication, MappingVersion
 from partners.choices import Environment
 from partners.models import Partner, User
 

@@ -10,7 +10,7 @@ from django_tasks_db.models import DBTaskResult
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from ingest.models import ReprocessRun
+from mappings.models import ReprocessRun
 
 logger = logging.getLogger(__name__)
 

@@ -46,7 +46,7 @@ class ApiCaller:
 
 @functools.cache
 def _caller_sql(vendor: str) -> str:
-    publication = apps.get_model("ingest", "MappingPublication")  # apps that build on partners: not imported here
+    publication = apps.get_model("mappings", "MappingPublication")  # apps that build on partners: not imported here
     endpoint = apps.get_model("webhooks", "WebhookEndpoint")
     user_columns = ", ".join(column_sql(User, attname, alias="u") for attname in _USER_CHECKED)
     client_id_columns = ", ".join(column_sql(ClientId, attname, alias="c") for attname in _CLIENT_ID_CHECKED)

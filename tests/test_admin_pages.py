@@ -6,7 +6,8 @@ import pytest
 from django.urls import reverse
 
 from audit.models import AuditEvent
-from ingest.models import MappingVersion, RawPush, ReprocessRun
+from ingest.models import RawPush
+from mappings.models import MappingVersion, ReprocessRun
 from mappings.reprocessing import reprocess_run_request
 from mappings.services import mapping_document_import
 from partners.models import ClientId, Partner
@@ -46,21 +47,21 @@ PAGES = [
     ("admin:partners_clientid_changelist", None),
     ("admin:partners_clientid_add", None),
     ("admin:partners_clientid_change", "clientid"),
-    ("admin:ingest_mappingversion_changelist", None),
-    ("admin:ingest_mappingversion_change", "mappingversion"),
-    ("admin:ingest_mappingversion_workbench", "partner"),
-    ("admin:ingest_mappingversion_export", "partner"),
-    ("admin:ingest_mappingversion_partner_history", "partner"),
-    ("admin:ingest_mappingversion_publish", "publish"),
+    ("admin:mappings_mappingversion_changelist", None),
+    ("admin:mappings_mappingversion_change", "mappingversion"),
+    ("admin:mappings_mappingversion_workbench", "partner"),
+    ("admin:mappings_mappingversion_export", "partner"),
+    ("admin:mappings_mappingversion_partner_history", "partner"),
+    ("admin:mappings_mappingversion_publish", "publish"),
     ("admin:audit_auditevent_changelist", None),
     ("admin:audit_auditevent_change", "auditevent"),
     ("admin:ingest_rawpush_changelist", None),
     ("admin:ingest_rawpush_change", "rawpush"),
     ("admin:projects_project_changelist", None),
     ("admin:projects_project_change", "project"),
-    ("admin:ingest_reprocessrun_changelist", None),
-    ("admin:ingest_reprocessrun_add", None),
-    ("admin:ingest_reprocessrun_change", "reprocessrun"),
+    ("admin:mappings_reprocessrun_changelist", None),
+    ("admin:mappings_reprocessrun_add", None),
+    ("admin:mappings_reprocessrun_change", "reprocessrun"),
 ]
 
 
@@ -117,8 +118,8 @@ def test_a_project_page_is_named_by_the_crm_s_record_not_by_database_ids(admin_c
 
 
 def test_versions_imported_by_a_command_say_so_in_the_versions_list(admin_client, console):
-    listing = admin_client.get(reverse("admin:ingest_mappingversion_changelist"))
-    page = admin_client.get(reverse("admin:ingest_mappingversion_change", args=[console["mappingversion"]]))
+    listing = admin_client.get(reverse("admin:mappings_mappingversion_changelist"))
+    page = admin_client.get(reverse("admin:mappings_mappingversion_change", args=[console["mappingversion"]]))
 
     assert '<td class="field-by">(command)</td>' in listing.content.decode()  # as the history page says; was "-"
     assert '<div class="readonly">(command)</div>' in page.content.decode()

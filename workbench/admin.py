@@ -10,8 +10,8 @@ from django.http import HttpRequest, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from ingest.models import MappingVersion, ReprocessRun
 from integration_service.admin import ReadOnlyAdminMixin, adopt_saved
+from mappings.models import MappingVersion, ReprocessRun
 from mappings.reprocessing import reprocess_run_request
 from workbench.history_views import history_url, mapping_history, mapping_publish
 from workbench.views import mapping_export, mapping_workbench
@@ -48,13 +48,13 @@ class MappingVersionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             return self.admin_site.admin_view(partial(function, model_admin=self))
 
         return [
-            path("workbench/<int:partner_id>/", view(mapping_workbench), name="ingest_mappingversion_workbench"),
-            path("workbench/<int:partner_id>/export/", view(mapping_export), name="ingest_mappingversion_export"),
-            path("partner/<int:partner_id>/", view(mapping_history), name="ingest_mappingversion_partner_history"),
+            path("workbench/<int:partner_id>/", view(mapping_workbench), name="mappings_mappingversion_workbench"),
+            path("workbench/<int:partner_id>/export/", view(mapping_export), name="mappings_mappingversion_export"),
+            path("partner/<int:partner_id>/", view(mapping_history), name="mappings_mappingversion_partner_history"),
             path(
                 "partner/<int:partner_id>/publish/<int:number>/<str:environment>/",
                 view(mapping_publish),
-                name="ingest_mappingversion_publish",
+                name="mappings_mappingversion_publish",
             ),
             *super().get_urls(),
         ]
@@ -108,7 +108,7 @@ class ReprocessRunAdmin(admin.ModelAdmin):
         )
 
     def response_add(self, request: HttpRequest, obj: ReprocessRun, post_url_continue: str | None = None):
-        return HttpResponseRedirect(reverse("admin:ingest_reprocessrun_change", args=[obj.pk]))
+        return HttpResponseRedirect(reverse("admin:mappings_reprocessrun_change", args=[obj.pk]))
 
     def has_change_permission(self, request: HttpRequest, obj: ReprocessRun | None = None) -> bool:
         return False

@@ -4,11 +4,13 @@ no rule of that version uses. What a partner's CRM started sending that nobody h
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ingest.models import MappingPublication, RawPush, SourceKeyDrift
+from ingest.models import RawPush
 from mappings.documents import rules_from_document
+from mappings.models import MappingPublication
 from mappings.selectors import mapping_publications
 from partners.models import Partner
 from workbench.discovery import discover_keys
+from workbench.models import SourceKeyDrift
 from workbench.selectors import pushes_within_budget
 
 DRIFT_SAMPLE = 200  # pushes read on each side of the publication, within the discovery byte budget

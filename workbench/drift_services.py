@@ -4,10 +4,10 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from ingest.models import SourceKeyDrift
 from partners.choices import Environment
 from partners.models import Partner
 from workbench.drift_selectors import EnvironmentDrift, source_key_drift
+from workbench.models import SourceKeyDrift
 
 
 def source_key_drift_store(*, partner: Partner, environment: str, drift: EnvironmentDrift | None) -> None:

@@ -9,8 +9,8 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from ingest.models import MappingVersion
 from mappings.diff import document_diff
+from mappings.models import MappingVersion
 from mappings.reprocessing import reprocess_run_request
 from mappings.selectors import mapping_publications, mapping_publish_preview, mapping_versions_with_environments
 from mappings.services import mapping_version_publish
@@ -20,7 +20,7 @@ from workbench.views import require_permission
 
 
 def history_url(partner: Partner) -> str:
-    return reverse("admin:ingest_mappingversion_partner_history", args=[partner.pk])
+    return reverse("admin:mappings_mappingversion_partner_history", args=[partner.pk])
 
 
 def _json(spec: dict | None) -> str:
@@ -34,7 +34,7 @@ def _number(request: HttpRequest, name: str, default: int | None) -> int | None:
 
 def mapping_history(request: HttpRequest, partner_id: int, model_admin: admin.ModelAdmin) -> HttpResponse:
     """Every version, newest first, which environment uses which, and the diff of two (?a=N&b=M)."""
-    require_permission(request, "ingest.view_mappingversion")
+    require_permission(request, "mappings.view_mappingversion")
     partner = get_object_or_404(Partner, pk=partner_id)
     versions = mapping_versions_with_environments(partner=partner)
     by_number = {version.number: version for version in versions}
@@ -53,7 +53,7 @@ def mapping_history(request: HttpRequest, partner_id: int, model_admin: admin.Mo
         "after": after,
         "diff": diff,
         "diff_rows": [(change, _json(change.before), _json(change.after)) for change in diff],
-        "can_publish": request.user.has_perm("ingest.publish_mappingversion"),
+        "can_publish": request.user.has_perm("mappings.publish_mappingversion"),
     }
     return TemplateResponse(request, "admin/workbench/mapping_history.html", context)
 
@@ -62,7 +62,7 @@ def mapping_publish(
     request: HttpRequest, partner_id: int, number: int, environment: str, model_admin: admin.ModelAdmin
 ) -> HttpResponse:
     """GET: what publishing the version would change on the environment's projects. POST: publish it."""
-    require_permission(request, "ingest.publish_mappingversion")
+    require_permission(request, "mappings.publish_mappingversion")
     partner = get_object_or_404(Partner, pk=partner_id)
     if environment not in Environment.values:
         raise Http404(f"No environment '{environment}'.")
@@ -73,7 +73,7 @@ def mapping_publish(
         messages.success(request, f"{label} of {partner} uses mapping version {version.number} from now on.")
         if request.POST.get("reprocess"):
             run = reprocess_run_request(partner=partner, environment=environment, requested_by=request.user)
-            run_url = reverse("admin:ingest_reprocessrun_change", args=[run.pk])
+            run_url = reverse("admin:mappings_reprocessrun_change", args=[run.pk])
             messages.info(request, format_html('Its stored projects are <a href="{}">being reprocessed</a>.', run_url))
         return HttpResponseRedirect(history_url(partner))
     context = {

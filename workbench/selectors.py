@@ -5,7 +5,8 @@ from collections.abc import Iterable, Iterator
 
 from django.db.models import Func, IntegerField, QuerySet
 
-from ingest.models import MappingPublication, RawPush
+from ingest.models import RawPush
+from mappings.models import MappingPublication
 from mappings.normalization import FieldRule, apply_rule, normalize
 from mappings.selectors import mapping_rules_for_partner
 from partners.choices import Environment

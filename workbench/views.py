@@ -13,8 +13,8 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.text import get_text_list
 
-from ingest.models import MappingVersion, ReprocessRun
 from mappings.documents import MappingDocumentInvalid, document_ordered, parse_mapping_document
+from mappings.models import MappingVersion, ReprocessRun
 from mappings.selectors import mapping_publications, mapping_rules_for_partner, mapping_version_get
 from mappings.services import MappingBaseStale, mapping_document_import, mapping_rows_save
 from partners.choices import Environment
@@ -37,11 +37,11 @@ def require_permission(request: HttpRequest, permission: str) -> None:
 
 
 def _workbench_url(partner: Partner) -> str:
-    return reverse("admin:ingest_mappingversion_workbench", args=[partner.pk])
+    return reverse("admin:mappings_mappingversion_workbench", args=[partner.pk])
 
 
 def _saved(request: HttpRequest, partner: Partner, version: MappingVersion) -> HttpResponseRedirect:
-    reprocess = reverse("admin:ingest_reprocessrun_add") + f"?partner={partner.pk}&environment={Environment.SANDBOX}"
+    reprocess = reverse("admin:mappings_reprocessrun_add") + f"?partner={partner.pk}&environment={Environment.SANDBOX}"
     production = mapping_version_get(partner=partner, environment=Environment.PRODUCTION)
     where = "the sandbox and production (not yet cleared)" if production == version else "the sandbox"
     messages.success(
@@ -50,7 +50,7 @@ def _saved(request: HttpRequest, partner: Partner, version: MappingVersion) -> H
         f"New pushes to {where} use it now.",
     )
     if production != version:
-        publish = reverse("admin:ingest_mappingversion_publish", args=[partner.pk, version.number, "production"])
+        publish = reverse("admin:mappings_mappingversion_publish", args=[partner.pk, version.number, "production"])
         messages.info(
             request,
             format_html(
@@ -152,7 +152,7 @@ def _stale_note(partner: Partner, stale: MappingBaseStale, posted: str) -> str:
         numbers = get_text_list([str(version.number) for version in stale.newer], "and")
         who = "; ".join(f"{version.number} {_saved_by(version)}" for version in stale.newer)
         saved = f"versions {numbers} were saved ({who}). Saving would undo their changes."
-    history = reverse("admin:ingest_mappingversion_partner_history", args=[partner.pk])
+    history = reverse("admin:mappings_mappingversion_partner_history", args=[partner.pk])
     return format_html(
         'Nothing was saved: these rows were loaded from {}, and since then {} <a href="{}?a={}&amp;b={}#diff">See what '
         "changed from {} to version {}</a>. Tick “Save anyway over version {}” by the Save button to make these "
@@ -172,7 +172,7 @@ def _row_errors(formset: MappingRowFormSet) -> list[tuple[str, list[str]]]:
 
 
 def mapping_workbench(request: HttpRequest, partner_id: int, model_admin: admin.ModelAdmin) -> HttpResponse:
-    require_permission(request, "ingest.add_mappingversion")
+    require_permission(request, "mappings.add_mappingversion")
     partner = get_object_or_404(Partner, pk=partner_id)
     action = request.POST.get("action") if request.method == "POST" else None
     if action == "import":
@@ -243,7 +243,7 @@ def mapping_workbench(request: HttpRequest, partner_id: int, model_admin: admin.
             "mebibytes": DISCOVERY_MAX_BYTES // 1024 // 1024,
         },
         "upload_form": MappingDocumentUploadForm(),
-        "reprocess_url": reverse("admin:ingest_reprocessrun_add") + f"?partner={partner.pk}",
+        "reprocess_url": reverse("admin:mappings_reprocessrun_add") + f"?partner={partner.pk}",
         "active_runs": ReprocessRun.objects.filter(partner=partner, status__in=["queued", "running"]).count(),
     }
     status = HTTPStatus.CONFLICT if stale else HTTPStatus.OK
@@ -252,7 +252,7 @@ def mapping_workbench(request: HttpRequest, partner_id: int, model_admin: admin.
 
 def mapping_export(request: HttpRequest, partner_id: int, model_admin: admin.ModelAdmin) -> JsonResponse:
     """A version's document as a download: ?version=N, or ?env=E for the one an environment uses (the sandbox's)."""
-    require_permission(request, "ingest.view_mappingversion")
+    require_permission(request, "mappings.view_mappingversion")
     partner = get_object_or_404(Partner, pk=partner_id)
     number = request.GET.get("version")
     environment = request.GET.get("env") if request.GET.get("env") in Environment.values else None

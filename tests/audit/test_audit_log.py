@@ -29,7 +29,7 @@ def test_a_workbench_save_records_the_version_and_where_it_went(admin_client, pa
     from tests.workbench.test_workbench import rows
 
     admin_client.post(
-        reverse("admin:ingest_mappingversion_workbench", args=[partner.pk]),
+        reverse("admin:mappings_mappingversion_workbench", args=[partner.pk]),
         {**rows(), "action": "save", "note": "first"},
     )
 
@@ -45,7 +45,7 @@ def test_a_promotion_in_the_admin_records_the_previous_version(admin_client, par
     mapping_document_import(partner=partner, document={"fields": {}})
     AuditEvent.objects.all().delete()
 
-    admin_client.post(reverse("admin:ingest_mappingversion_publish", args=[partner.pk, 2, PRODUCTION]), {})
+    admin_client.post(reverse("admin:mappings_mappingversion_publish", args=[partner.pk, 2, PRODUCTION]), {})
 
     assert events(partner) == [
         ("mapping_version_published", "Production uses mapping version 2 (was version 1)", "admin@example.com")
@@ -123,7 +123,7 @@ def test_a_user_added_then_deactivated_in_the_admin(admin_client, partner):
 
 
 def test_a_reprocess_run_started_in_the_admin(admin_client, partner):
-    admin_client.post(reverse("admin:ingest_reprocessrun_add"), {"partner": partner.pk, "environment": "sandbox"})
+    admin_client.post(reverse("admin:mappings_reprocessrun_add"), {"partner": partner.pk, "environment": "sandbox"})
 
     assert events(partner) == [("reprocess_requested", "Reprocessing of sandbox requested", "admin@example.com")]
 

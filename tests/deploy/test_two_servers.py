@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import connection
 from django_tasks_db.models import DBTaskResult
 
-from ingest.models import ReprocessRun
+from mappings.models import ReprocessRun
 from mappings.reprocessing import reprocess_run_request
 from tests.conftest import SANDBOX, token_for, url
 from tests.webhooks.conftest import Receiver

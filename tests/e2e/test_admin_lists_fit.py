@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from ingest.models import ReprocessRun
+from mappings.models import ReprocessRun
 from mappings.services import mapping_document_import
 from partners.choices import Environment
 from tests.conftest import SANDBOX, url
@@ -19,9 +19,9 @@ pytestmark = [
 LISTS = [
     "admin:projects_project_changelist",
     "admin:partners_clientid_changelist",
-    "admin:ingest_reprocessrun_changelist",
+    "admin:mappings_reprocessrun_changelist",
     "admin:ingest_rawpush_changelist",
-    "admin:ingest_mappingversion_changelist",
+    "admin:mappings_mappingversion_changelist",
     "admin:audit_auditevent_changelist",
     "admin:partners_user_changelist",
 ]

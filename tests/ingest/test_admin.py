@@ -3,7 +3,7 @@ from http import HTTPStatus
 import pytest
 from django.urls import reverse
 
-from ingest.models import MappingVersion
+from mappings.models import MappingVersion
 from mappings.services import mapping_document_import
 
 pytestmark = pytest.mark.django_db
@@ -14,11 +14,11 @@ def test_the_plain_per_field_mapping_admin_is_gone_and_versions_cannot_be_edited
     version = MappingVersion.objects.get()
 
     assert admin_client.get("/admin/ingest/fieldmapping/").status_code == HTTPStatus.NOT_FOUND
-    assert admin_client.get(reverse("admin:ingest_mappingversion_add")).status_code == HTTPStatus.FORBIDDEN
-    page = admin_client.get(reverse("admin:ingest_mappingversion_change", args=[version.pk]))
+    assert admin_client.get(reverse("admin:mappings_mappingversion_add")).status_code == HTTPStatus.FORBIDDEN
+    page = admin_client.get(reverse("admin:mappings_mappingversion_change", args=[version.pk]))
     assert page.status_code == HTTPStatus.OK
     assert "&quot;source&quot;: &quot;t&quot;" in page.content.decode()
-    response = admin_client.post(reverse("admin:ingest_mappingversion_delete", args=[version.pk]), {"post": "yes"})
+    response = admin_client.post(reverse("admin:mappings_mappingversion_delete", args=[version.pk]), {"post": "yes"})
     assert response.status_code == HTTPStatus.FORBIDDEN
     assert MappingVersion.objects.get().document == {"fields": {"name": {"source": "t", "type": "string"}}}
 

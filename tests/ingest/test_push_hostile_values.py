@@ -5,7 +5,8 @@ from http import HTTPStatus
 
 import pytest
 
-from ingest.models import MappingVersion, RawPush
+from ingest.models import RawPush
+from mappings.models import MappingVersion
 from mappings.services import mapping_document_import, mapping_version_publish
 from projects.models import Project
 from tests.conftest import SANDBOX, url

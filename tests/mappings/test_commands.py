@@ -4,7 +4,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from ingest.models import MappingVersion
+from mappings.models import MappingVersion
 from mappings.reprocessing import projects_reprocess
 from mappings.services import mapping_document_import
 from projects.models import Project

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.urls import reverse
 
-from ingest.models import MappingPublication, MappingVersion, ReprocessRun
+from mappings.models import MappingPublication, MappingVersion, ReprocessRun
 from mappings.selectors import mapping_publish_preview, mapping_version_get
 from mappings.services import mapping_document_import, mapping_version_publish
 from projects.models import Project
@@ -114,7 +114,7 @@ def test_the_publish_preview_is_bounded_to_a_sample(staged):
 
 
 def test_the_history_page_lists_versions_environments_and_a_diff(admin_client, staged):
-    history = reverse("admin:ingest_mappingversion_partner_history", args=[staged.pk])
+    history = reverse("admin:mappings_mappingversion_partner_history", args=[staged.pk])
 
     response = admin_client.get(history)
 
@@ -126,7 +126,7 @@ def test_the_history_page_lists_versions_environments_and_a_diff(admin_client, s
         ("city", "added", ("source", "type")),
     ]
     page = response.content.decode()
-    promote = reverse("admin:ingest_mappingversion_publish", args=[staged.pk, 2, PRODUCTION])
+    promote = reverse("admin:mappings_mappingversion_publish", args=[staged.pk, 2, PRODUCTION])
     assert f'href="{promote}">promote to production</a>' in page
     assert "stages as an enum, and the city" in page
 
@@ -140,7 +140,7 @@ def test_the_history_page_lists_versions_environments_and_a_diff(admin_client, s
 def test_promote_shows_a_preview_then_publishes_and_reprocesses_production(
     admin_client, production_client, staged, django_capture_on_commit_callbacks
 ):
-    promote = reverse("admin:ingest_mappingversion_publish", args=[staged.pk, 2, PRODUCTION])
+    promote = reverse("admin:mappings_mappingversion_publish", args=[staged.pk, 2, PRODUCTION])
 
     page = admin_client.get(promote)
 
@@ -153,7 +153,9 @@ def test_promote_shows_a_preview_then_publishes_and_reprocesses_production(
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(promote, {"reprocess": "1"}, follow=True)
 
-    assert response.redirect_chain == [(reverse("admin:ingest_mappingversion_partner_history", args=[staged.pk]), 302)]
+    assert response.redirect_chain == [
+        (reverse("admin:mappings_mappingversion_partner_history", args=[staged.pk]), 302)
+    ]
     messages = [str(message) for message in response.context["messages"]]
     assert messages[0] == "Production of Sunrise Solar EPC uses mapping version 2 from now on."
     run = ReprocessRun.objects.get()
@@ -171,11 +173,11 @@ def test_rollback_is_publishing_an_older_version(
     admin_client, production_client, staged, django_capture_on_commit_callbacks
 ):
     admin_client.post(
-        reverse("admin:ingest_mappingversion_publish", args=[staged.pk, 2, PRODUCTION]), {"reprocess": "1"}
+        reverse("admin:mappings_mappingversion_publish", args=[staged.pk, 2, PRODUCTION]), {"reprocess": "1"}
     )
 
     admin_client.post(
-        reverse("admin:ingest_mappingversion_publish", args=[staged.pk, 1, PRODUCTION]), {"reprocess": "1"}
+        reverse("admin:mappings_mappingversion_publish", args=[staged.pk, 1, PRODUCTION]), {"reprocess": "1"}
     )
 
     assert used_by(staged) == {SANDBOX: 2, PRODUCTION: 1}
@@ -189,7 +191,7 @@ def test_rollback_is_publishing_an_older_version(
 
 
 def test_publishing_without_reprocessing_leaves_stored_projects(admin_client, staged):
-    admin_client.post(reverse("admin:ingest_mappingversion_publish", args=[staged.pk, 2, PRODUCTION]), {})
+    admin_client.post(reverse("admin:mappings_mappingversion_publish", args=[staged.pk, 2, PRODUCTION]), {})
 
     assert used_by(staged) == {SANDBOX: 2, PRODUCTION: 2}
     assert not ReprocessRun.objects.exists()
@@ -201,7 +203,7 @@ def test_publishing_without_reprocessing_leaves_stored_projects(admin_client, st
 )
 def test_publishing_what_does_not_exist_is_not_found(admin_client, staged, number, environment):
     response = admin_client.post(
-        reverse("admin:ingest_mappingversion_publish", args=[staged.pk, number, environment]), {}
+        reverse("admin:mappings_mappingversion_publish", args=[staged.pk, number, environment]), {}
     )
 
     assert response.status_code == HTTPStatus.NOT_FOUND
@@ -209,8 +211,8 @@ def test_publishing_what_does_not_exist_is_not_found(admin_client, staged, numbe
 
 
 def test_viewing_versions_and_publishing_them_are_separate_permissions(client, django_user_model, staged):
-    history = reverse("admin:ingest_mappingversion_partner_history", args=[staged.pk])
-    promote = reverse("admin:ingest_mappingversion_publish", args=[staged.pk, 2, PRODUCTION])
+    history = reverse("admin:mappings_mappingversion_partner_history", args=[staged.pk])
+    promote = reverse("admin:mappings_mappingversion_publish", args=[staged.pk, 2, PRODUCTION])
     staff = django_user_model.objects.create_user("viewer@service.example", "x" * 12, is_staff=True)
     client.force_login(staff)
     assert client.get(history).status_code == HTTPStatus.FORBIDDEN
@@ -243,7 +245,7 @@ def test_the_publish_page_shows_the_plausibility_hints_of_the_values_it_would_st
     mapping_document_import(partner=partner, document={"fields": {"systemSizeKw": size}})  # sandbox and production
     push(sandbox_client, SANDBOX, "S-1", {"size_kw": "12.4"})
     mapping_document_import(partner=partner, document={"fields": {"systemSizeKw": {**size, "scale": 0.001}}})
-    url = reverse("admin:ingest_mappingversion_publish", args=[partner.pk, 2, SANDBOX])
+    url = reverse("admin:mappings_mappingversion_publish", args=[partner.pk, 2, SANDBOX])
 
     response = admin_client.get(url)
 

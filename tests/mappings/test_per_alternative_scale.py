@@ -321,7 +321,7 @@ def test_promotion_previews_and_reprocesses_production_with_the_scale_per_altern
 @pytest.fixture
 def workbench(partner):
     mapping_document_import(partner=partner, document={"fields": {"name": {"source": "title", "type": "string"}}})
-    return reverse("admin:ingest_mappingversion_workbench", args=[partner.pk])
+    return reverse("admin:mappings_mappingversion_workbench", args=[partner.pk])
 
 
 @pytest.mark.django_db
@@ -383,7 +383,7 @@ def test_the_history_diff_shows_the_scale_list(admin_client, partner):
     mapping_document_import(partner=partner, document={"fields": {"systemSizeKw": {**SIZE, "scale": 0.001}}})
     mapping_document_import(partner=partner, document={"fields": {"systemSizeKw": SIZE}})
 
-    response = admin_client.get(reverse("admin:ingest_mappingversion_partner_history", args=[partner.pk]))
+    response = admin_client.get(reverse("admin:mappings_mappingversion_partner_history", args=[partner.pk]))
 
     assert [(change.field, change.keys) for change in response.context["diff"]] == [("systemSizeKw", ("scale",))]
     assert "&quot;scale&quot;: [\n    0.001,\n    1\n  ]" in response.content.decode()

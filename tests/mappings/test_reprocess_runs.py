@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from ingest.models import ReprocessRun
+from mappings.models import ReprocessRun
 from mappings.normalization import normalize
 from mappings.reprocessing import projects_reprocess, reprocess_run_execute, reprocess_run_request
 from mappings.services import mapping_document_import
@@ -29,12 +29,12 @@ def test_starting_a_run_in_the_admin_reprocesses_in_the_background(
 ):
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(
-            reverse("admin:ingest_reprocessrun_add"), {"partner": partner.pk, "environment": ""}
+            reverse("admin:mappings_reprocessrun_add"), {"partner": partner.pk, "environment": ""}
         )
 
     run = ReprocessRun.objects.get()
     assert response.status_code == HTTPStatus.FOUND
-    assert response["Location"] == reverse("admin:ingest_reprocessrun_change", args=[run.pk])
+    assert response["Location"] == reverse("admin:mappings_reprocessrun_change", args=[run.pk])
     assert (run.status, run.total, run.done, run.changed, run.requested_by) == ("succeeded", 3, 3, 3, admin_user)
     assert sorted(Project.objects.values_list("name", flat=True)) == ["Roof 0", "Roof 1", "Roof 2"]
     page = admin_client.get(response["Location"]).content.decode()
@@ -45,7 +45,7 @@ def test_starting_a_run_in_the_admin_reprocesses_in_the_background(
 def test_a_queued_run_page_follows_its_progress(admin_client, partner):
     run = reprocess_run_request(partner=partner, requested_by=None)  # not committed in the test: stays queued
 
-    page = admin_client.get(reverse("admin:ingest_reprocessrun_change", args=[run.pk])).content.decode()
+    page = admin_client.get(reverse("admin:mappings_reprocessrun_change", args=[run.pk])).content.decode()
 
     assert "waiting for a worker" in page
     assert '<meta http-equiv="refresh" content="2">' in page
@@ -79,7 +79,7 @@ def test_a_failing_run_records_its_error(partner, monkeypatch):
 def test_non_staff_cannot_start_runs(client, user, partner):
     client.force_login(user)
 
-    response = client.post(reverse("admin:ingest_reprocessrun_add"), {"partner": partner.pk})
+    response = client.post(reverse("admin:mappings_reprocessrun_add"), {"partner": partner.pk})
 
     assert response.status_code == HTTPStatus.FOUND
     assert response["Location"].startswith("/admin/login/")
@@ -137,7 +137,7 @@ def test_a_project_whose_normalization_fails_unexpectedly_is_recorded_and_the_ru
     assert failed.issues == [
         {"field": None, "value": None, "reason": "normalization failed: RuntimeError: an unforeseen bug"}
     ]
-    page = admin_client.get(reverse("admin:ingest_reprocessrun_change", args=[run.pk])).content.decode()
+    page = admin_client.get(reverse("admin:mappings_reprocessrun_change", args=[run.pk])).content.decode()
     assert '<div class="readonly">1 (P1)</div>' in page
 
 

@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 from django.utils.timezone import localtime
 
-from ingest.models import MappingPublication
+from mappings.models import MappingPublication
 from mappings.reprocessing import projects_reprocess
 from mappings.services import mapping_document_import
 from partners.models import Partner, ProductionClearanceEvent
@@ -155,14 +155,16 @@ def test_health_says_when_stored_projects_predate_the_version_and_links_the_repr
     text = admin_client.get(reverse("admin:partners_partner_change", args=[partner.pk])).content.decode()
 
     assert health_heading(text, "sandbox") == "Sandbox: 3 project(s), 2 stored under an earlier mapping version"
-    reprocess = f"/admin/ingest/reprocessrun/add/?partner={partner.pk}&amp;environment=sandbox"
+    reprocess = f"/admin/mappings/reprocessrun/add/?partner={partner.pk}&amp;environment=sandbox"
     assert (
         f'<p id="outdated-sandbox">2 of the 3 project(s) were stored before mapping version {version.number} was '
         f"published ({localtime(published):%Y-%m-%d %H:%M}) and read otherwise under it: the shares below are "
         f'theirs as stored. <a href="{reprocess}">Reprocess the sandbox\'s projects</a> to apply version 2.</p>'
     ) in text
     assert "customerEmail</code> 33%" in text
-    form = admin_client.get(reverse("admin:ingest_reprocessrun_add"), {"partner": partner.pk, "environment": "sandbox"})
+    form = admin_client.get(
+        reverse("admin:mappings_reprocessrun_add"), {"partner": partner.pk, "environment": "sandbox"}
+    )
     assert form.context["adminform"].form.initial == {"partner": str(partner.pk), "environment": "sandbox"}
 
     projects_reprocess(partner=partner, environment="sandbox")

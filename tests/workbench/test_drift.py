@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from ingest.models import RawPush, SourceKeyDrift
+from ingest.models import RawPush
 from mappings.services import mapping_document_import, mapping_version_publish
 from partners.models import Partner
 from partners.services import partner_create
@@ -17,6 +17,7 @@ from projects.models import Project
 from tests.conftest import PRODUCTION, SANDBOX, url
 from tests.workbench.test_workbench import rows
 from workbench.drift_services import source_key_drift_refresh
+from workbench.models import SourceKeyDrift
 
 pytestmark = pytest.mark.django_db
 
@@ -74,7 +75,7 @@ def test_a_key_new_since_the_publication_and_unmapped_is_shown_with_first_seen_p
     assert roof.first_seen < emails_type.first_seen
     assert (sandbox.version, sandbox.pushes_read, sandbox.capped) == (1, 2, False)
     text = response.content.decode()
-    workbench = reverse("admin:ingest_mappingversion_workbench", args=[partner.pk])
+    workbench = reverse("admin:mappings_mappingversion_workbench", args=[partner.pk])
     link = f"{workbench}?key=emails%5B%2A%5D.type#key-emails%5B%2A%5D.type"
     assert f'href="{link}" title="fill a row from emails[*].type in the source keys"' in text
     assert "<code>roof.tilt</code>" in text
@@ -222,7 +223,7 @@ def test_a_recount_asked_for_again_is_not_done_twice(admin_client, sandbox_clien
 def test_the_drift_link_marks_its_key_in_the_workbench_s_source_keys(admin_client, sandbox_client, partner):
     mapping_document_import(partner=partner, document=DOCUMENT)
     push(sandbox_client, SANDBOX, "1", {"title": "A", "roof": {"tilt": 30}, "Email": "a@example.com"})
-    workbench = reverse("admin:ingest_mappingversion_workbench", args=[partner.pk])
+    workbench = reverse("admin:mappings_mappingversion_workbench", args=[partner.pk])
     assert f'href="{workbench}?key=Email#key-Email"' in page(admin_client, partner).content.decode()
 
     response = admin_client.get(workbench, {"key": "Email"})

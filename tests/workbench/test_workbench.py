@@ -6,7 +6,8 @@ from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from ingest.models import MappingVersion, RawPush
+from ingest.models import RawPush
+from mappings.models import MappingVersion
 from mappings.selectors import mapping_document_export
 from mappings.services import mapping_document_import
 from partners.services import partner_clear_for_production
@@ -22,7 +23,7 @@ CURRENT = {"fields": {"name": {"source": "title", "type": "string"}}}
 @pytest.fixture
 def workbench(partner):
     mapping_document_import(partner=partner, document=CURRENT)
-    return reverse("admin:ingest_mappingversion_workbench", args=[partner.pk])
+    return reverse("admin:mappings_mappingversion_workbench", args=[partner.pk])
 
 
 @pytest.fixture
@@ -146,15 +147,15 @@ def test_save_makes_a_new_version_for_the_sandbox_only_and_offers_to_promote(adm
     assert messages[0] == (
         "Saved mapping version 2 for Sunrise Solar EPC (2 field(s)). New pushes to the sandbox use it now."
     )
-    publish = reverse("admin:ingest_mappingversion_publish", args=[partner.pk, 2, "production"])
+    publish = reverse("admin:mappings_mappingversion_publish", args=[partner.pk, 2, "production"])
     assert messages[1] == (
         f'Production keeps version 1. <a href="{publish}">Promote version 2 to production</a> after a preview.'
     )
-    assert f'href="/admin/ingest/reprocessrun/add/?partner={partner.pk}&amp;environment=sandbox"' in messages[2]
+    assert f'href="/admin/mappings/reprocessrun/add/?partner={partner.pk}&amp;environment=sandbox"' in messages[2]
 
 
 def test_export_downloads_the_mapping_document(admin_client, partner, workbench):
-    response = admin_client.get(reverse("admin:ingest_mappingversion_export", args=[partner.pk]))
+    response = admin_client.get(reverse("admin:mappings_mappingversion_export", args=[partner.pk]))
 
     assert response["Content-Disposition"] == 'attachment; filename="sunrise-mappings-v1.json"'
     assert json.loads(response.content) == CURRENT
@@ -163,7 +164,7 @@ def test_export_downloads_the_mapping_document(admin_client, partner, workbench)
 def test_export_of_a_chosen_version_or_environment(admin_client, partner, workbench):
     partner_clear_for_production(partner=partner, performed_by=None)
     mapping_document_import(partner=partner, document={"fields": {}})
-    export = reverse("admin:ingest_mappingversion_export", args=[partner.pk])
+    export = reverse("admin:mappings_mappingversion_export", args=[partner.pk])
 
     assert json.loads(admin_client.get(export).content) == {"fields": {}}
     assert json.loads(admin_client.get(export, {"version": "1"}).content) == CURRENT

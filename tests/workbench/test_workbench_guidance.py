@@ -7,7 +7,8 @@ from http import HTTPStatus
 import pytest
 from django.urls import reverse
 
-from ingest.models import MappingVersion, RawPush
+from ingest.models import RawPush
+from mappings.models import MappingVersion
 from mappings.services import mapping_document_import
 from projects.canonical import CANONICAL_FIELDS
 from tests.conftest import PRODUCTION, SANDBOX
@@ -22,7 +23,7 @@ BATTERY = {"source": "props.value", "type": "decimal"}
 def workbench(partner):
     mapping_document_import(partner=partner, document={"fields": {"name": NAME}})  # sandbox and production
     mapping_document_import(partner=partner, document={"fields": {"name": NAME, "batteryCapacityKwh": BATTERY}})
-    return reverse("admin:ingest_mappingversion_workbench", args=[partner.pk])
+    return reverse("admin:mappings_mappingversion_workbench", args=[partner.pk])
 
 
 def store(partner, make_project, environment: str, external_id: str, data: dict) -> None:

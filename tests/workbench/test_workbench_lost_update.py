@@ -10,7 +10,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from ingest.models import MappingVersion
+from mappings.models import MappingVersion
 from mappings.services import mapping_document_import
 from partners.choices import Environment
 from tests.workbench.test_workbench import rows
@@ -25,7 +25,7 @@ STATE = {"state": {"source": "region", "type": "string"}}
 @pytest.fixture
 def workbench(partner, admin_user):
     mapping_document_import(partner=partner, document=V1, created_by=admin_user)
-    return reverse("admin:ingest_mappingversion_workbench", args=[partner.pk])
+    return reverse("admin:mappings_mappingversion_workbench", args=[partner.pk])
 
 
 @pytest.fixture
@@ -44,7 +44,7 @@ def test_the_form_carries_the_version_its_rows_were_loaded_from(admin_client, wo
 
 
 def test_the_form_carries_no_version_when_there_is_none(admin_client, partner):
-    page = admin_client.get(reverse("admin:ingest_mappingversion_workbench", args=[partner.pk])).content.decode()
+    page = admin_client.get(reverse("admin:mappings_mappingversion_workbench", args=[partner.pk])).content.decode()
 
     assert '<input type="hidden" name="base_version" value="">' in page
 
@@ -70,7 +70,7 @@ def test_a_save_based_on_an_older_version_is_refused_and_keeps_the_edited_rows(
     assert numbers(partner) == [1, 2]
     page = response.content.decode()
     when = timezone.localtime(saved.created_at).strftime("%Y-%m-%d %H:%M")
-    diff = reverse("admin:ingest_mappingversion_partner_history", args=[partner.pk]) + "?a=1&amp;b=2"
+    diff = reverse("admin:mappings_mappingversion_partner_history", args=[partner.pk]) + "?a=1&amp;b=2"
     assert (
         '<div class="errornote" id="stale-base">Nothing was saved: these rows were loaded from version 1, and '
         f"since then version 2 was saved (by alice@example.com at {when}: city). Saving would undo its changes."

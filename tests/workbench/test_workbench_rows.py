@@ -6,7 +6,7 @@ from http import HTTPStatus
 import pytest
 from django.urls import reverse
 
-from ingest.models import MappingVersion
+from mappings.models import MappingVersion
 from mappings.services import mapping_document_import
 from tests.workbench.test_workbench import rows
 from workbench.forms import FIELD_GUIDES, MappingRowForm
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def workbench(partner):
     mapping_document_import(partner=partner, document={"fields": {"name": {"source": "title", "type": "string"}}})
-    return reverse("admin:ingest_mappingversion_workbench", args=[partner.pk])
+    return reverse("admin:mappings_mappingversion_workbench", args=[partner.pk])
 
 
 def placeholders(response) -> dict:
