@@ -178,10 +178,12 @@ def projects_reprocess_from_command(
 
 
 @transaction.atomic
-def reprocess_run_request(*, partner: Partner, environment: str = "", requested_by: User | None) -> ReprocessRun:
-    """Queue a background reprocessing of the partner's projects; the worker picks it up once this commits."""
-    from mappings.tasks import reprocess_partner_projects  # the task module imports this one
-
+def reprocess_run_request(
+    *, partner: Partner, environment: str = "", requested_by: User | None, enqueue: Callable[..., object]
+) -> ReprocessRun:
+    """Record a reprocessing of the partner's projects and queue it once this commits: `enqueue(run_id=...)`, the
+    caller's task (mappings/tasks.py, reprocess_partner_projects.enqueue). Passed in, so that the task module
+    imports this one and not the other way round."""
     run = ReprocessRun.objects.create(partner=partner, environment=environment, requested_by=requested_by)
     scope = Environment(environment).label.lower() if environment else "both environments"
     audit_record(
@@ -191,7 +193,7 @@ def reprocess_run_request(*, partner: Partner, environment: str = "", requested_
         summary=f"Reprocessing of {scope} requested",
         run=run.pk,
     )
-    transaction.on_commit(lambda: reprocess_partner_projects.enqueue(run_id=run.pk))
+    transaction.on_commit(lambda: enqueue(run_id=run.pk))
     return run
 
 

@@ -13,6 +13,7 @@ from django.utils.html import format_html
 from integration_service.admin import ReadOnlyAdminMixin, adopt_saved
 from mappings.models import MappingVersion, ReprocessRun
 from mappings.reprocessing import reprocess_run_request
+from mappings.tasks import reprocess_partner_projects
 from workbench.history_views import history_url, mapping_history, mapping_publish
 from workbench.views import mapping_export, mapping_workbench
 
@@ -101,7 +102,12 @@ class ReprocessRunAdmin(admin.ModelAdmin):
         return f"{run.failed} ({', '.join(run.failed_examples)}{more})"
 
     def save_model(self, request: HttpRequest, obj: ReprocessRun, form: forms.ModelForm, change: bool) -> None:
-        run = reprocess_run_request(partner=obj.partner, environment=obj.environment, requested_by=request.user)
+        run = reprocess_run_request(
+            partner=obj.partner,
+            environment=obj.environment,
+            requested_by=request.user,
+            enqueue=reprocess_partner_projects.enqueue,
+        )
         adopt_saved(obj, run)
         self.message_user(
             request, "Reprocessing runs in the background; this page follows its progress.", messages.INFO

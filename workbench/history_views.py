@@ -14,6 +14,7 @@ from mappings.models import MappingVersion
 from mappings.reprocessing import reprocess_run_request
 from mappings.selectors import mapping_publications, mapping_publish_preview, mapping_versions_with_environments
 from mappings.services import mapping_version_publish
+from mappings.tasks import reprocess_partner_projects
 from partners.choices import Environment
 from partners.models import Partner
 from workbench.views import require_permission
@@ -72,7 +73,12 @@ def mapping_publish(
         label = Environment(environment).label
         messages.success(request, f"{label} of {partner} uses mapping version {version.number} from now on.")
         if request.POST.get("reprocess"):
-            run = reprocess_run_request(partner=partner, environment=environment, requested_by=request.user)
+            run = reprocess_run_request(
+                partner=partner,
+                environment=environment,
+                requested_by=request.user,
+                enqueue=reprocess_partner_projects.enqueue,
+            )
             run_url = reverse("admin:mappings_reprocessrun_change", args=[run.pk])
             messages.info(request, format_html('Its stored projects are <a href="{}">being reprocessed</a>.', run_url))
         return HttpResponseRedirect(history_url(partner))
