@@ -1,36 +1,23 @@
-from functools import partial
-
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin.views.main import ChangeList
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.contrib.auth.models import Group
-from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.urls import path, reverse
-from django.utils import timezone
-from django.utils.html import format_html, format_html_join
+from django.urls import reverse
+from django.utils.html import format_html
 from django_tasks_db.models import DBTaskResult
 
-from audit.selectors import audit_events_recent
-from ingest.selectors import partner_push_stats
 from integration_service.admin import adopt_saved
 from partners.admin_login import ThrottledAdminAuthenticationForm
-from partners.admin_views import partner_clear, partners_clearance_selected
 from partners.choices import Environment
-from partners.models import ClientId, Partner, ProductionClearanceEvent, User
+from partners.models import ClientId, Partner, User
 from partners.services import (
     client_id_issue,
     client_id_revoke,
     user_saved_in_admin,
 )
-from workbench.drift_selectors import partner_drift_summaries
-from workbench.drift_services import partner_drift_shown
-from workbench.onboarding import environment_health, production_readiness
-from workbench.selectors import partner_onboarding
-from workbench.tasks import refresh_source_key_drift
 
 admin.site.login_form = ThrottledAdminAuthenticationForm
 
@@ -42,129 +29,6 @@ admin.site.index_title = "Operators' console"
 admin.site.unregister(Group)  # permissions are given per operator; groups are not used
 if admin.site.is_registered(DBTaskResult):
     admin.site.unregister(DBTaskResult)  # background work is followed on Reprocess runs
-
-
-class ProductionClearanceEventInline(admin.TabularInline):
-    model = ProductionClearanceEvent
-    extra = 0
-    can_delete = False
-    fields = readonly_fields = ("action", "performed_by", "performed_at", "note", "readiness_warnings")
-
-    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
-        return False
-
-    @admin.display(description="Readiness")
-    def readiness_warnings(self, event: ProductionClearanceEvent) -> str:
-        if not event.readiness:
-            return "-"
-        return format_html(
-            '<ul class="readiness">{}</ul>',
-            format_html_join("", "<li>{}</li>", ((warning,) for warning in event.readiness)),
-        )
-
-
-class PartnerChangeList(ChangeList):
-    """Adds push statistics and drift counts to the partners on the page, in a few queries for the whole page; asks
-    the background worker to recount the drift of partners whose count is stale."""
-
-    def get_results(self, request: HttpRequest) -> None:
-        super().get_results(request)
-        partner_ids = [partner.pk for partner in self.result_list]
-        stats = partner_push_stats(partner_ids=partner_ids)
-        drift = partner_drift_summaries(
-            partner_ids=partner_ids, latest_pushes={pk: entry["last_at"] for pk, entry in stats.items()}
-        )
-        for partner in self.result_list:
-            partner.push_stats = stats[partner.pk]
-            partner.drift = drift.get(partner.pk)
-        if stale := [pk for pk, summary in drift.items() if summary.stale]:
-            requested_at = timezone.now().isoformat()
-            transaction.on_commit(
-                lambda: refresh_source_key_drift.enqueue(partner_ids=stale, requested_at=requested_at)
-            )
-
-
-@admin.register(Partner)
-class PartnerAdmin(admin.ModelAdmin):
-    list_display = (
-        "name",
-        "slug",
-        "production_status",
-        "sandbox_pushes",
-        "production_pushes",
-        "last_push",
-        "drifting_keys",
-    )
-    search_fields = ("name", "slug")
-    prepopulated_fields = {"slug": ("name",)}
-    readonly_fields = ("created_at", "production_cleared_at", "production_cleared_by")
-    inlines = [ProductionClearanceEventInline]
-    actions = ["clear_for_production", "revoke_production_clearance"]
-
-    def get_changelist(self, request: HttpRequest, **kwargs) -> type[ChangeList]:
-        return PartnerChangeList
-
-    @admin.display(description="Production", ordering="production_cleared_at")
-    def production_status(self, partner: Partner) -> str:
-        if partner.is_cleared_for_production:
-            return f"Cleared {partner.production_cleared_at:%Y-%m-%d}"
-        return "Sandbox only"
-
-    @admin.display(description="Sandbox pushes")
-    def sandbox_pushes(self, partner: Partner) -> int:
-        return partner.push_stats[Environment.SANDBOX]
-
-    @admin.display(description="Production pushes")
-    def production_pushes(self, partner: Partner) -> int:
-        return partner.push_stats[Environment.PRODUCTION]
-
-    @admin.display(description="Last push")
-    def last_push(self, partner: Partner):
-        return partner.push_stats["last"]
-
-    @admin.display(description="Drifting keys")
-    def drifting_keys(self, partner: Partner) -> str:
-        if partner.drift is None:
-            return "—"
-        counts = ", ".join(
-            f"{count} {environment}"
-            for environment in Environment
-            if (count := partner.drift.counts.get(environment)) is not None
-        )
-        return f"{counts} (recounting)" if partner.drift.stale else counts
-
-    def get_urls(self) -> list:
-        clear = self.admin_site.admin_view(partial(partner_clear, model_admin=self))
-        return [path("<path:object_id>/clear/", clear, name="partners_partner_clear"), *super().get_urls()]
-
-    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict | None = None):
-        partner = self.get_object(request, object_id)
-        health = (
-            [environment_health(partner=partner, environment=environment) for environment in Environment]
-            if partner
-            else []
-        )
-        drift = partner_drift_shown(partner=partner) if partner else []
-        sandbox_drift = next((env for env in drift if env.environment == Environment.SANDBOX), None)
-        extra_context = {
-            **(extra_context or {}),
-            "health": health,
-            "readiness": (
-                production_readiness(partner=partner, sandbox=health[0], sandbox_drift=sandbox_drift) if partner else []
-            ),
-            "drift": drift,
-            "onboarding": partner_onboarding(partner=partner) if partner else None,
-            "audit_events": audit_events_recent(partner=partner, limit=10) if partner else [],
-        }
-        return super().change_view(request, object_id, form_url, extra_context)
-
-    @admin.action(description="Clear selected partners for production…", permissions=["change"])
-    def clear_for_production(self, request: HttpRequest, queryset: QuerySet[Partner]):
-        return partners_clearance_selected(request, queryset, self, revoke=False)
-
-    @admin.action(description="Revoke production clearance of selected partners…", permissions=["change"])
-    def revoke_production_clearance(self, request: HttpRequest, queryset: QuerySet[Partner]):
-        return partners_clearance_selected(request, queryset, self, revoke=True)
 
 
 def back_to_partner_page(request: HttpRequest, partner: Partner | None) -> HttpResponseRedirect | None:

@@ -14,8 +14,9 @@ from rest_framework_simplejwt.tokens import AccessToken
 from mappings.rules_cache import version_rules_cache_clear
 from partners.choices import Environment
 from partners.models import Partner, User
-from partners.services import client_id_issue, partner_clear_for_production, partner_create, partner_user_create
+from partners.services import client_id_issue, partner_create, partner_user_create
 from projects.models import Project
+from workbench.clearance import partner_clear_for_production
 
 PASSWORD = "correct horse battery staple"
 SANDBOX = Environment.SANDBOX

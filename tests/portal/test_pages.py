@@ -7,8 +7,9 @@ import pytest
 
 from ingest.models import RawPush
 from mappings.services import mapping_document_import
-from partners.services import client_id_issue, client_id_revoke, partner_clear_for_production
+from partners.services import client_id_issue, client_id_revoke
 from tests.conftest import PRODUCTION, SANDBOX, url
+from workbench.clearance import partner_clear_for_production
 
 pytestmark = pytest.mark.django_db
 

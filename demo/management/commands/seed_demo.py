@@ -14,11 +14,12 @@ from mappings.services import mapping_document_import, mapping_version_publish
 from partners.choices import CLIENT_ID_PREFIXES, Environment
 from partners.models import ClientId, Partner, User
 from partners.selectors import client_id_hash
-from partners.services import client_id_issue, partner_clear_for_production
+from partners.services import client_id_issue
 from platform_api.choices import PLATFORM_KEY_PREFIX
 from platform_api.models import PlatformKey
 from platform_api.services import platform_key_issue
 from projects.models import Project
+from workbench.clearance import partner_clear_for_production
 
 DEMO_PARTNER_SLUG = "demo-solar"
 DEMO_USER_EMAIL = "demo@example.com"

@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from partners.choices import Environment
 from partners.models import Partner
-from partners.services import partner_clear_for_production, partner_revoke_production_clearance
+from workbench.clearance import partner_clear_for_production, partner_revoke_production_clearance
 from workbench.drift_selectors import source_key_drift
 from workbench.onboarding import EnvironmentHealth, environment_health, production_readiness
 
