@@ -2,8 +2,6 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from partners.models import Partner
-
 
 class AuditAction(models.TextChoices):
     MAPPING_VERSION_CREATED = "mapping_version_created", "Mapping version saved"
@@ -26,7 +24,8 @@ class AuditEvent(models.Model):
     Written by the services that do the thing, in their transaction; never changed afterwards.
     """
 
-    partner = models.ForeignKey(Partner, on_delete=models.CASCADE, related_name="audit_events")
+    # By name: the audit log sits under partners/, whose services record in it.
+    partner = models.ForeignKey("partners.Partner", on_delete=models.CASCADE, related_name="audit_events")
     action = models.CharField(max_length=40, choices=AuditAction.choices)
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
