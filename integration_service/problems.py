@@ -16,8 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 from integration_service.errors import ServiceError
-from observability.request_ids import current_request_id
-from partners.throttling import client_id_request_count_deferred
+from integration_service.request_ids import current_request_id
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 
@@ -112,9 +111,6 @@ def _api_exception_problem(exc: exceptions.APIException) -> dict[str, Any]:
 
 
 def problem_exception_handler(exc: Exception, context: dict) -> Response | None:
-    request = context.get("request")
-    # A push's request is counted with its records; answered before them, it is counted now, and 429 comes first.
-    exc = client_id_request_count_deferred(getattr(request, "_request", None)) or exc
     headers: dict[str, str] = {}
     if isinstance(exc, Http404):
         body = problem_body(404, "Not found.", code="not_found")

@@ -197,7 +197,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["ingest.parsers.StrictJSONParser"],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "integration_service.negotiation.ExactContentNegotiation",
-    "EXCEPTION_HANDLER": "integration_service.problems.problem_exception_handler",
+    "EXCEPTION_HANDLER": "partners.exception_handler.rate_limited_exception_handler",
     "DEFAULT_SCHEMA_CLASS": "integration_service.openapi.EnvironmentAutoSchema",
     "DEFAULT_THROTTLE_CLASSES": ["partners.throttling.ClientIdRateThrottle"],
     "UNAUTHENTICATED_USER": None,

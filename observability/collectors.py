@@ -10,23 +10,29 @@ from django_tasks_db.models import DBTaskResult
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from mappings.models import ReprocessRun
-
 logger = logging.getLogger(__name__)
+
+_added: list[Collector] = []
+
+
+def database_collector_add(collector: Collector) -> None:
+    """An app's own metrics read from the database at scrape time (mappings/metrics.py), beside these: registered
+    once, from its AppConfig.ready(), so this module names no app above it."""
+    _added.append(collector)
+
+
+def database_collectors() -> list[Collector]:
+    return [DatabaseCollector(), *_added]
 
 
 class DatabaseCollector(Collector):
-    """Background tasks waiting for a worker (per queue), reprocess runs by status, and whether the database answered.
-
-    Both counts are single aggregate queries: the ready tasks through django-tasks-db's partial index on them, the
-    runs over a table that grows by one row per operator action.
-    """
+    """Background tasks waiting for a worker (per queue) and whether the database answered: one aggregate query, the
+    ready tasks through django-tasks-db's partial index on them."""
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         up = GaugeMetricFamily("integration_database_up", "1 when the database answered this scrape's queries.")
         try:
             waiting = list(DBTaskResult.objects.ready().values_list("queue_name").annotate(count=Count("id")))
-            runs = dict(ReprocessRun.objects.values_list("status").annotate(count=Count("id")).order_by())
         except DatabaseError as error:
             logger.warning("Metrics could not read the database: %s", error)
             up.add_metric([], 0)
@@ -42,7 +48,3 @@ class DatabaseCollector(Collector):
         for queue_name, count in depths.items():
             queue.add_metric([queue_name], count)
         yield queue
-        reprocess = GaugeMetricFamily("integration_reprocess_runs", "Reprocess runs by status.", labels=["status"])
-        for status in ReprocessRun.Status.values:
-            reprocess.add_metric([status], runs.get(status, 0))
-        yield reprocess

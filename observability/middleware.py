@@ -6,14 +6,14 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 from django.utils.functional import SimpleLazyObject
 
-from observability import metrics
-from observability.request_ids import (
+from integration_service.request_ids import (
     HEADER,
     accepted_request_id,
     bind_request_id,
     new_request_id,
     unbind_request_id,
 )
+from observability import metrics
 
 logger = logging.getLogger("integration_service.requests")
 

@@ -13,7 +13,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, 
 
 from integration_service.problems import problem_body, problem_response
 from observability.access import metrics_access_allowed
-from observability.collectors import DatabaseCollector
+from observability.collectors import database_collectors
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +79,8 @@ def scrape_registry() -> CollectorRegistry:
         multiprocess.MultiProcessCollector(registry)
     else:
         registry.register(_ProcessCollector())
-    registry.register(DatabaseCollector())
+    for collector in database_collectors():
+        registry.register(collector)
     return registry
 
 

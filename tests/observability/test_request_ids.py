@@ -11,7 +11,7 @@ from django.conf import settings
 from django.test import Client
 from rest_framework.test import APIClient
 
-from observability.request_ids import accepted_request_id
+from integration_service.request_ids import accepted_request_id
 from tests.conftest import SANDBOX, url
 
 pytestmark = pytest.mark.django_db
