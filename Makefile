@@ -20,7 +20,7 @@ export WAIT_FOR_SERVER
 export DEBUG ?= 1
 export PUBLIC_BASE_URL ?= http://127.0.0.1:$(PORT)
 
-.PHONY: run test lint format check-migrations clean chromium screenshots
+.PHONY: run test lint check-imports format check-migrations clean chromium screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -67,6 +67,10 @@ screenshots: $(VENV)/.installed-test chromium
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+# The import layout (docs/architecture.md): apps import only the apps below them, no import circle inside an app.
+check-imports: $(VENV)/.installed-test
+	$(BIN)/lint-imports --no-cache
 
 format: $(VENV)/.installed-test
 	$(BIN)/ruff check --fix .
