@@ -1,15 +1,12 @@
-from typing import TYPE_CHECKING
-
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
+from django.db import models
 
 from audit.models import AuditEvent
 
-if TYPE_CHECKING:  # the audit log sits under partners/, whose services record in it
-    from partners.models import Partner, User
-
 
 def audit_record(
-    *, partner: "Partner | int", action: str, actor: "User | AnonymousUser | None", summary: str, **details
+    *, partner: models.Model | int, action: str, actor: AbstractBaseUser | AnonymousUser | None, summary: str, **details
 ) -> AuditEvent:
     """Record what was done to a partner's integration, by whom (None: a command or the system)."""
     partner_id = partner if isinstance(partner, int) else partner.pk
