@@ -17,9 +17,9 @@ from django.db import connection, transaction
 from django.test import override_settings
 from rest_framework.test import APIClient
 
-import ingest.services
+import mappings.reprocessing
 import platform_api.services
-from ingest.services import projects_reprocess
+from mappings.reprocessing import projects_reprocess
 from platform_api.services import platform_key_issue
 from projects import change_log
 from projects.models import Project
@@ -130,7 +130,7 @@ def test_a_reprocessing_batch_overtaken_by_every_platform_write_writes_alone_at_
         )
 
     overtaker = Overtaker(patch)
-    monkeypatch.setattr(ingest.services, "change_stamps_reserve", overtaker.reserve)
+    monkeypatch.setattr(mappings.reprocessing, "change_stamps_reserve", overtaker.reserve)
 
     summary = projects_reprocess(partner=partner, environment=SANDBOX, batch_size=20)
     overtaker.finish()
