@@ -65,7 +65,10 @@ class Receiver:
             def log_message(self, *args) -> None:
                 pass
 
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        class Server(http.server.ThreadingHTTPServer):
+            request_queue_size = 64  # the worker opens up to WEBHOOK_ENDPOINT_CONCURRENCY connections at once
+
+        server = Server(("127.0.0.1", port), Handler)
         server.daemon_threads = True
         threading.Thread(target=server.serve_forever, daemon=True).start()
         return server
