@@ -97,7 +97,11 @@ class DeliveryEngine:
         with self._lock:
             runners = list(self._runners.values())
         for runner in runners:
+            runner.poked.set()  # an idle runner is waiting to be poked: it ends now
+        for runner in runners:
             runner.thread.join(timeout=max(0, deadline - time.monotonic()))
+        if self._thread.is_alive():
+            self._thread.join(timeout=max(0, deadline - time.monotonic()) + settings.WEBHOOK_SWEEP_SECONDS)
 
     def poke(self, *, endpoint_id: int) -> None:
         """Have the endpoint drained: now by its runner, or right after the drain it is in."""
@@ -148,6 +152,7 @@ class DeliveryEngine:
                 self.stopping.wait(1)
         if listener is not None:
             listener.close()
+        connection.close()
 
 
 def _listen() -> psycopg.Connection:

@@ -38,6 +38,8 @@ class Receiver:
         self.requests: list[Received] = []
         self.status = 200
         self.delay = 0.0
+        self.in_flight = 0
+        self.most_in_flight = 0  # the most requests it was answering at once
         self.lock = threading.Lock()
         self.server = self._serve(0)
         self.port = self.server.server_address[1]
@@ -53,7 +55,11 @@ class Receiver:
                         Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.monotonic())
                     )
                     status, delay = receiver.status, receiver.delay
+                    receiver.in_flight += 1
+                    receiver.most_in_flight = max(receiver.most_in_flight, receiver.in_flight)
                 time.sleep(delay)
+                with receiver.lock:
+                    receiver.in_flight -= 1
                 try:
                     self.send_response(status)
                     self.send_header("Content-Length", "2")
