@@ -110,4 +110,5 @@ def test_an_idle_worker_is_woken_by_the_events_commit(partner, receiver, tasks_i
     finally:
         worker.terminate()
         worker.wait(timeout=15)
-    assert [event["type"] for event in receiver.events()] == ["partner.production_cleared", "partner.production_revoked"]
+    types = [event["type"] for event in receiver.events()]
+    assert types == ["partner.production_cleared", "partner.production_revoked"]
