@@ -317,6 +317,8 @@ WEBHOOK_POLL_SECONDS = float(os.environ.get("WEBHOOK_POLL_SECONDS") or 0.1)
 WEBHOOK_RUNNER_IDLE_SECONDS = float(os.environ.get("WEBHOOK_RUNNER_IDLE_SECONDS") or 60)
 # /readyz and the admin say deliveries are overdue when one has been due longer than this.
 WEBHOOK_OVERDUE_SECONDS = float(os.environ.get("WEBHOOK_OVERDUE_SECONDS") or 60)
+# /readyz's details beside its checks, by name (observability imports no app): {name in the body: function}.
+READINESS_DETAILS = {"webhookDeliveries": "webhooks.selectors.deliveries_overdue_readiness"}
 # A drain queued this long ago and not started yet is taken as lost (its queue row gone): the next event queues one.
 WEBHOOK_DRAIN_REQUEST_STALE_SECONDS = float(os.environ.get("WEBHOOK_DRAIN_REQUEST_STALE_SECONDS") or 300)
 # Events are kept (and replayable through GET integration/events) this many days; prune_webhook_events deletes older.

@@ -12,7 +12,6 @@ queued through `webhooks.tasks.drain_later`, looked up by name (the task module 
 """
 
 import logging
-import queue
 import threading
 import time
 from collections import deque
@@ -205,80 +204,134 @@ def endpoint_deliveries_drain(
             pipeline.close()
 
 
+class _Pass:
+    """One drain of one endpoint: the runner claims and records; the pipeline's sender threads each take the next
+    claimed delivery as soon as the window has room, so no request waits for the runner's statements."""
+
+    def __init__(self, pipeline: EndpointPipeline, sending: _Sending) -> None:
+        self.pipeline = pipeline
+        self.sending = sending
+        self.lock = threading.Lock()
+        self.changed = threading.Condition(self.lock)  # for the runner: outcomes to record, claims to make
+        self.sendable = threading.Condition(self.lock)  # for the senders: a delivery and a slot for it
+        self.buffer: deque[Claimed] = deque()
+        self.active = 0  # requests in flight
+        self.outcomes: list[tuple[Claimed, Outcome]] = []
+        self.first_outcome_at = 0.0
+        self.stale: list[Claimed] = []  # claimed, not sent: their lease ran short
+        self.closed = False  # no request is started any more
+        self.held = False  # a failure waits to be recorded (it may pause the endpoint): no request is started
+        self.timeout = timedelta(seconds=settings.WEBHOOK_TIMEOUT_SECONDS)
+
+    def sender(self) -> None:
+        window = self.pipeline.window
+        while True:
+            with self.lock:
+                while not self.closed and (self.held or not self.buffer or self.active >= window.slots):
+                    self.sendable.wait()
+                if self.closed:
+                    return
+                item = self.buffer.popleft()
+                self.active += 1
+                if len(self.buffer) < window.slots:
+                    self.changed.notify()  # the runner claims more
+            # An attempt that could outlive its lease is not made: the delivery is released, another claim sends it.
+            outcome = None if timezone.now() + self.timeout > item.lease_until else self._send(item)
+            with self.lock:
+                self.active -= 1
+                if outcome is None:
+                    self.stale.append(item)
+                else:
+                    self.pipeline.observe(outcome)
+                    if not self.outcomes:
+                        self.first_outcome_at = time.monotonic()
+                    self.outcomes.append((item, outcome))
+                    self.held = self.held or not outcome.succeeded
+                self.sendable.notify(max(1, window.slots - self.active))  # a slot is free, or more (the window grew)
+                if self.held or self.active == 0 or len(self.outcomes) >= CLAIM_MAX or len(self.outcomes) == 1:
+                    self.changed.notify()
+
+    def _send(self, item: Claimed) -> Outcome:
+        try:
+            return _attempt(self.pipeline, self.sending, item)
+        except Exception as error:  # a bug must not lose the attempt's slot: it counts as failed
+            logger.exception("webhook delivery %s: the attempt raised", item.id)
+            return Outcome(None, 0, f"{type(error).__name__}: {error}"[:500])
+
+    def record_due(self) -> bool:
+        return bool(self.outcomes) and (
+            (self.active == 0 and not self.buffer)
+            or len(self.outcomes) >= CLAIM_MAX
+            or time.monotonic() - self.first_outcome_at >= RECORD_EVERY_SECONDS
+            or any(not outcome.succeeded for _, outcome in self.outcomes)
+        )
+
+
 def _drain(pipeline: EndpointPipeline, stop: threading.Event, turn_seconds: float | None) -> datetime | None:
     endpoint_id = pipeline.endpoint_id
     deadline = None if turn_seconds is None else time.monotonic() + turn_seconds
-    timeout = timedelta(seconds=settings.WEBHOOK_TIMEOUT_SECONDS)
     deliveries_expire(endpoint_id=endpoint_id)
     sending = _sending(endpoint_id)
     if sending is None:
         return None
     if sending.endpoint.paused_until and sending.endpoint.paused_until > timezone.now():
         return sending.endpoint.paused_until
-    buffer: deque[Claimed] = deque()
-    answers: queue.Queue[tuple[Claimed, Outcome]] = queue.Queue()
-    in_flight = 0
-    unrecorded: list[tuple[Claimed, Outcome]] = []
-    first_unrecorded = 0.0
+    drain = _Pass(pipeline, sending)
+    for _ in range(pipeline.window.limit):
+        pipeline.executor.submit(drain.sender)
     paused_until = None
     exhausted = False  # the last claim found nothing more
+    disabled = False
     claims = 0
-
-    def send(item: Claimed) -> None:
-        try:
-            outcome = _attempt(pipeline, sending, item)
-        except Exception as error:  # a bug must not lose the answer slot: the attempt counts as failed
-            logger.exception("webhook delivery %s: the attempt raised", item.id)
-            outcome = Outcome(None, 0, f"{type(error).__name__}: {error}"[:500])
-        answers.put((item, outcome))
-
-    while True:
-        stopping = stop.is_set() or paused_until is not None or (deadline is not None and time.monotonic() > deadline)
-        if not stopping and not buffer and not exhausted and in_flight < pipeline.window.slots:
-            fresh = _sending(endpoint_id) if claims else sending  # a rotated secret, a changed URL or DNS...
-            claims += 1
-            if fresh is None:  # disabled or deleted meanwhile
-                stopping = True
-            else:
-                sending = fresh
-                claimed = deliveries_claim(endpoint_id=endpoint_id, limit=pipeline.claim_size())
-                buffer.extend(claimed)
-                exhausted = not claimed
-        while not stopping and buffer and in_flight < pipeline.window.slots:
-            item = buffer.popleft()
-            if timezone.now() + timeout > item.lease_until:
-                deliveries_release([item])  # it could outlive its lease: another claim sends it
+    try:
+        while True:
+            with drain.changed:
+                while True:
+                    stopping = stop.is_set() or paused_until is not None or disabled
+                    stopping = stopping or (deadline is not None and time.monotonic() > deadline)
+                    claim = not (stopping or exhausted) and len(drain.buffer) < pipeline.window.slots
+                    finished = (stopping or exhausted) and not drain.buffer and drain.active == 0
+                    if stopping:
+                        drain.closed = True
+                        drain.sendable.notify_all()
+                        finished = drain.active == 0
+                    if claim or finished or drain.record_due():
+                        break
+                    drain.changed.wait(timeout=RECORD_EVERY_SECONDS if drain.outcomes else 1)
+                outcomes, drain.outcomes = drain.outcomes, []
+                stale, drain.stale = drain.stale, []
+            if stale:
+                deliveries_release(stale)
+            if outcomes:  # a pause stops this drain for good: its senders have ended
+                paused_until = outcomes_record(endpoint=drain.sending.endpoint, results=outcomes) or paused_until
+                with drain.changed:
+                    drain.held = drain.held and any(not outcome.succeeded for _, outcome in drain.outcomes)
+                    drain.sendable.notify_all()
                 continue
-            in_flight += 1
-            pipeline.executor.submit(send, item)
-        if in_flight == 0:
-            break
-        try:
-            answer = answers.get(timeout=RECORD_EVERY_SECONDS if unrecorded else None)
-        except queue.Empty:
-            answer = None
-        while answer is not None:
-            in_flight -= 1
-            pipeline.observe(answer[1])
-            if not unrecorded:
-                first_unrecorded = time.monotonic()
-            unrecorded.append(answer)
-            try:
-                answer = answers.get_nowait()
-            except queue.Empty:
-                answer = None
-        if unrecorded and (
-            in_flight == 0
-            or len(unrecorded) >= CLAIM_MAX
-            or time.monotonic() - first_unrecorded >= RECORD_EVERY_SECONDS
-            or any(not outcome.succeeded for _, outcome in unrecorded)
-        ):
-            paused_until = outcomes_record(endpoint=sending.endpoint, results=unrecorded)
-            unrecorded = []
-    if unrecorded:
-        paused_until = outcomes_record(endpoint=sending.endpoint, results=unrecorded)
-    if buffer:
-        deliveries_release(list(buffer))
+            if finished:
+                break
+            if claim:
+                fresh = _sending(endpoint_id) if claims else drain.sending  # a rotated secret, a changed URL...
+                claims += 1
+                if fresh is None:  # disabled or deleted meanwhile
+                    disabled = True
+                    continue
+                drain.sending = fresh
+                claimed = deliveries_claim(endpoint_id=endpoint_id, limit=pipeline.claim_size())
+                exhausted = not claimed
+                with drain.changed:
+                    drain.buffer.extend(claimed)
+                    drain.sendable.notify(len(claimed))
+    finally:
+        with drain.changed:
+            drain.closed = True
+            drain.sendable.notify_all()
+            left = list(drain.buffer) + drain.stale
+            drain.buffer.clear()
+        if left:
+            deliveries_release(left)
+    if drain.sending.endpoint.paused_until is None:  # a success after the failure that paused it lifted the pause
+        paused_until = None
     if paused_until is None and deadline is not None and time.monotonic() > deadline and not stop.is_set():
         drain_later(endpoint_id=endpoint_id)  # a task's turn is over; the next task goes on
     return paused_until

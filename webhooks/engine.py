@@ -101,7 +101,7 @@ class DeliveryEngine:
         for runner in runners:
             runner.thread.join(timeout=max(0, deadline - time.monotonic()))
         if self._thread.is_alive():
-            self._thread.join(timeout=max(0, deadline - time.monotonic()) + settings.WEBHOOK_SWEEP_SECONDS)
+            self._thread.join(timeout=max(0, deadline - time.monotonic()) + 1)
 
     def poke(self, *, endpoint_id: int) -> None:
         """Have the endpoint drained: now by its runner, or right after the drain it is in."""
@@ -137,7 +137,7 @@ class DeliveryEngine:
                     for endpoint_id in endpoints_due():
                         self.poke(endpoint_id=endpoint_id)
                     close_old_connections()
-                wait = max(0.0, next_sweep - time.monotonic())
+                wait = min(1.0, max(0.0, next_sweep - time.monotonic()))  # a stop is seen within a second
                 if listener is None:
                     self.stopping.wait(wait)
                     continue
