@@ -5,16 +5,24 @@ import hashlib
 import hmac
 import http.server
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.utils import timezone
 from django_tasks import task_backends
 from django_tasks.base import TaskResultStatus
 
+from tests.conftest import tests_database_url
+
+ROOT = Path(__file__).resolve().parents[2]
 DUMMY_TASKS = {"default": {"BACKEND": "django_tasks.backends.dummy.DummyBackend", "QUEUES": ["default", "webhooks"]}}
 
 
@@ -138,3 +146,19 @@ def verify_documented(secret: str, received: Received) -> bool:
     expected = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
     offered = [item.split(",", 1)[1] for item in received.headers["webhook-signature"].split(" ")]
     return any(hmac.compare_digest(expected, signature) for signature in offered)
+
+
+def db_worker_process(*arguments: str, stdout=subprocess.DEVNULL, **environment: str) -> subprocess.Popen:
+    """A real `manage.py db_worker` on the test database, tasks in the database, loopback receivers allowed;
+    `environment` adds or overrides variables."""
+    env = {
+        **os.environ,
+        "DATABASE_URL": tests_database_url(),
+        "DEBUG": "0",
+        "SECRET_KEY": settings.SECRET_KEY,
+        "TASKS_BACKEND": "django_tasks_db.DatabaseBackend",
+        "WEBHOOK_ALLOW_PRIVATE_URLS": "1",
+        **environment,
+    }
+    command = [sys.executable, "manage.py", "db_worker", *arguments]
+    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=stdout, stderr=subprocess.STDOUT, text=True)

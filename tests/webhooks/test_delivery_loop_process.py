@@ -2,20 +2,18 @@
 the middle of a drain, it strands nothing: the deliveries it held come due again when their lease runs out, and
 another worker's sweep sends them with no new event, no task and no cron."""
 
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from tests.conftest import SANDBOX
+from tests.webhooks.conftest import db_worker_process
 from webhooks.models import WebhookDelivery, WebhookEvent
 from webhooks.services import partner_event_record, webhook_endpoint_create
 
@@ -34,23 +32,17 @@ def tasks_in_database(settings):
 
 
 def db_worker(**overrides: str) -> subprocess.Popen:
-    database = settings.DATABASES["default"]
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST'] or '127.0.0.1'}:{database['PORT'] or 5432}/"
-        f"{database['NAME']}",
-        "DEBUG": "0",
-        "SECRET_KEY": settings.SECRET_KEY,
-        "TASKS_BACKEND": "django_tasks_db.DatabaseBackend",
-        "WEBHOOK_ALLOW_PRIVATE_URLS": "1",
-        "WEBHOOK_TIMEOUT_SECONDS": "1",
-        "WEBHOOK_LEASE_MARGIN_SECONDS": "1",
-        "WEBHOOK_SWEEP_SECONDS": "0.5",
-        **overrides,
-    }
     # The task queue polled once a minute: whatever the worker does sooner, its delivery loop did.
-    command = [sys.executable, "manage.py", "db_worker", "--interval", "60", "--no-startup-delay", "--no-reload"]
-    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    return db_worker_process(
+        "--interval",
+        "60",
+        "--no-startup-delay",
+        "--no-reload",
+        WEBHOOK_TIMEOUT_SECONDS="1",
+        WEBHOOK_LEASE_MARGIN_SECONDS="1",
+        WEBHOOK_SWEEP_SECONDS="0.5",
+        **overrides,
+    )
 
 
 def wait(condition, timeout: float = 60) -> None:
