@@ -12,6 +12,8 @@ receiver's own ceiling.
   endpoint, then two workers start; the rate is the receiver's: distinct events over the time from the first
   to the last arrival. The receiver's counts (requests, distinct, duplicates, statuses) and the deliveries'
   statuses are printed beside it.
+- Takeover (this checkout only): two workers on a backlog, one killed with SIGKILL 3 s in; the time until every
+  delivery it held has been delivered by the other (its sweep, once the leases ran out).
 - Latency: the service under gunicorn, two workers, and `--push-rate` pushes a second (each a new project, so each
   one event) for `--push-seconds`; for each event, its arrival at the receiver minus the moment its push was
   answered.
@@ -201,6 +203,41 @@ def throughput(*, tree: Path, endpoint: WebhookEndpoint, events: int, workers: i
     }
 
 
+def takeover(*, tree: Path, endpoint: WebhookEndpoint, events: int, port: int) -> dict:
+    """Two workers on a backlog; one is killed with SIGKILL 3 s in. How long until every delivery it held (leased,
+    pending) has been delivered by the other, with no new event, task or cron."""
+    backlog_write(endpoint, events)
+    receiver_reset(port)
+    processes = workers_start(tree, 2)
+    try:
+        time.sleep(3)
+        processes[0].kill()
+        killed_at = time.monotonic()
+        processes[0].wait()
+        held = list(
+            WebhookDelivery.objects.filter(
+                endpoint=endpoint, status="pending", attempts__gte=1, next_attempt_at__gt=timezone.now()
+            ).values_list("id", flat=True)
+        )
+        DBTaskResult.objects.all().delete()  # no queued drain left to wake anyone: only the sweep
+        while WebhookDelivery.objects.filter(id__in=held).exclude(status="succeeded").exists():
+            if time.monotonic() - killed_at > 120:
+                break
+            time.sleep(0.1)
+        taken_up = time.monotonic() - killed_at
+        while receiver_stats(port)["distinct"] < events and time.monotonic() - killed_at < 120:
+            time.sleep(0.25)
+    finally:
+        processes_stop(processes)
+    stats = receiver_stats(port)
+    return {
+        "held by the killed worker": len(held),
+        "all of them delivered after, s": round(taken_up, 1),
+        "receiver": {key: stats[key] for key in ("requests", "distinct", "duplicates", "statuses")},
+        "deliveries": statuses(endpoint),
+    }
+
+
 def service_start(tree: Path, port: int) -> subprocess.Popen:
     python = str(tree / ".venv" / "bin" / "python")
     environment = {**_environment(), "CLIENT_ID_RATE_LIMIT_PER_MINUTE": "0", "CLIENT_ID_RECORD_LIMIT_PER_MINUTE": "0"}
@@ -274,7 +311,7 @@ def main() -> None:
     parser.add_argument("--web-port", type=int, default=8391, help="the service's, for the latency rows")
     parser.add_argument("--push-rate", type=float, default=50)
     parser.add_argument("--push-seconds", type=float, default=20)
-    parser.add_argument("--only", choices=["throughput", "latency"])
+    parser.add_argument("--only", choices=["throughput", "latency", "takeover"])
     args = parser.parse_args()
 
     call_command("migrate", verbosity=0)
@@ -286,7 +323,7 @@ def main() -> None:
         if args.before:
             trees.insert(0, ("before", args.before.resolve(), args.before_events))
         results = {}
-        if args.only != "latency":
+        if args.only in (None, "throughput"):
             results["bare receiver's ceiling, events/s"] = round(receiver_ceiling(args.port))
             for name, tree, events in trees:
                 result = throughput(
@@ -294,7 +331,11 @@ def main() -> None:
                 )
                 results[f"throughput {name}"] = result
                 print(name, json.dumps(result), flush=True)
-        if args.only != "throughput":
+        if args.only in (None, "takeover"):
+            result = takeover(tree=_setup.ROOT, endpoint=endpoint, events=args.events, port=args.port)
+            results["takeover after a kill -9"] = result
+            print("takeover", json.dumps(result), flush=True)
+        if args.only in (None, "latency"):
             for name, tree, _ in trees:
                 result = latency(
                     tree=tree,
