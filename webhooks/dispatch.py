@@ -119,7 +119,8 @@ def outcomes_record(*, endpoint: WebhookEndpoint, results: list[tuple[Claimed, O
     written = [_written(item, outcome, now) for item, outcome in results]
     outcomes_write(written)
     for row, (item, outcome) in zip(written, results, strict=True):
-        webhook_delivery_observed(result="delivered" if outcome.succeeded else row.status)
+        result = "delivered" if outcome.succeeded else ("failed" if row.status == DeliveryStatus.FAILED else "retry")
+        webhook_delivery_observed(result=result)
         level = logging.DEBUG if outcome.succeeded else logging.INFO
         logger.log(
             level,
@@ -130,7 +131,7 @@ def outcomes_record(*, endpoint: WebhookEndpoint, results: list[tuple[Claimed, O
             item.attempts,
             outcome.status_code or "no answer",
             outcome.latency_ms,
-            "delivered" if outcome.succeeded else ("failed" if row.status == DeliveryStatus.FAILED else "retry"),
+            result,
         )
     if any(outcome.succeeded for _, outcome in results):
         if endpoint.failures_in_a_row or endpoint.paused_until:

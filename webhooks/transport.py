@@ -17,7 +17,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from webhooks.addresses import Target, UrlRefused, url_target
+from webhooks.addresses import Target
 
 USER_AGENT = "integration-service-webhooks/1"
 RESPONSE_EXCERPT_BYTES = 500
@@ -204,16 +204,3 @@ def _closed_by_peer(sock: socket.socket) -> bool:
         return False
     except OSError:
         return True
-
-
-def post(*, url: str, body: bytes, headers: dict[str, str], timeout: float) -> Outcome:
-    """One POST on a connection of its own, the URL checked first (the admin's and tests' single attempts)."""
-    try:
-        target = url_target(url)
-    except UrlRefused as error:
-        return Outcome(None, 0, f"Refused: {error}")
-    connections = Connections()
-    try:
-        return connections.post(target=target, body=body, headers=headers, timeout=timeout)
-    finally:
-        connections.close()
