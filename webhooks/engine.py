@@ -7,7 +7,8 @@
   any of them.
 - Each endpoint with due work gets a runner of its own (a thread, its own connections and window of requests in
   flight, webhooks/dispatch.py), so one slow or dead endpoint never holds up another. A runner with nothing to do
-  for WEBHOOK_RUNNER_IDLE_SECONDS ends.
+  closes its database connection after a few seconds and ends after WEBHOOK_RUNNER_IDLE_SECONDS: a process holds a
+  database connection per endpoint it is delivering to at that moment, and one that listens.
 """
 
 import atexit
@@ -29,6 +30,7 @@ from webhooks.notify import CHANNEL
 logger = logging.getLogger("webhooks.engine")
 
 _engine: "DeliveryEngine | None" = None
+CONNECTION_IDLE_SECONDS = 5  # a runner with nothing to send this long closes its database connection
 
 
 def running_engine() -> "DeliveryEngine | None":
@@ -61,11 +63,16 @@ class _Runner:
     def _run(self) -> None:
         pipeline = EndpointPipeline(self.endpoint_id)
         try:
+            idle_since = time.monotonic()
             while not self.engine.stopping.is_set():
-                if not self.poked.wait(timeout=settings.WEBHOOK_RUNNER_IDLE_SECONDS):
-                    if self.engine.runner_retire(self):
-                        return
+                if not self.poked.wait(timeout=CONNECTION_IDLE_SECONDS):
+                    connection.close()  # an endpoint between events holds no database connection
+                    if time.monotonic() - idle_since >= settings.WEBHOOK_RUNNER_IDLE_SECONDS:
+                        if self.engine.runner_retire(self):
+                            return
+                        idle_since = time.monotonic()
                     continue
+                idle_since = time.monotonic()
                 self.poked.clear()  # before the drain looks: a poke during the drain means one more drain
                 try:
                     endpoint_deliveries_drain(

@@ -38,10 +38,12 @@ def db_worker(**overrides: str) -> subprocess.Popen:
         "60",
         "--no-startup-delay",
         "--no-reload",
-        WEBHOOK_TIMEOUT_SECONDS="1",
-        WEBHOOK_LEASE_MARGIN_SECONDS="1",
-        WEBHOOK_SWEEP_SECONDS="0.5",
-        **overrides,
+        **{
+            "WEBHOOK_TIMEOUT_SECONDS": "1",
+            "WEBHOOK_LEASE_MARGIN_SECONDS": "1",
+            "WEBHOOK_SWEEP_SECONDS": "0.5",
+            **overrides,
+        },
     )
 
 
