@@ -62,15 +62,16 @@ def _column(attname: str) -> str:
 
 
 @functools.cache
-def _claim_sql(vendor: str) -> str:
+def _claim_sql(vendor: str, attempted: bool) -> str:
     table = _q(WebhookDelivery._meta.db_table)
     lock = " FOR UPDATE SKIP LOCKED" if vendor == "postgresql" else ""  # SQLite: one writer at a time anyway
+    before = f"AND {_column('last_attempt_at')} IS NOT NULL " if attempted else ""  # webhook_delivery_retry_idx
     return (
         f"UPDATE {table} SET {_column('attempts')} = {_column('attempts')} + 1, {_column('last_attempt_at')} = %s, "
         f"{_column('next_attempt_at')} = %s "
         f"WHERE {_column('id')} IN (SELECT {_column('id')} FROM {table} WHERE {_column('endpoint_id')} = %s "
         f"AND {_column('status')} = %s AND {_column('next_attempt_at')} <= %s AND {_column('retry_until')} >= %s "
-        f"ORDER BY {_column('next_attempt_at')}, {_column('id')} LIMIT %s{lock}) "
+        f"{before}ORDER BY {_column('next_attempt_at')}, {_column('id')} LIMIT %s{lock}) "
         f"RETURNING {_column('id')}, {_column('event_id')}, {_column('attempts')}, {_column('retry_until')}"
     )
 
@@ -80,8 +81,10 @@ def _prep(attname: str, value):
 
 
 def deliveries_claim(*, endpoint_id: int, limit: int) -> list[Claimed]:
-    """Up to `limit` of the endpoint's due deliveries, oldest due first, leased to the caller, with their bodies.
-    Deliveries another worker holds are skipped, not waited for."""
+    """Up to `limit` of the endpoint's due deliveries, leased to the caller, with their bodies: first those attempted
+    before (retries due, and leases a dead worker left, which would otherwise wait behind a whole backlog written
+    before their lease ended), then the others, each oldest due first. Deliveries another worker holds are skipped,
+    not waited for."""
     now = timezone.now()
     lease_until = now + lease()
     params = [
@@ -91,11 +94,14 @@ def deliveries_claim(*, endpoint_id: int, limit: int) -> list[Claimed]:
         DeliveryStatus.PENDING,
         _prep("next_attempt_at", now),
         _prep("retry_until", now),
-        limit,
     ]
+    rows = []
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(_claim_sql(connection.vendor), params)
-        rows = cursor.fetchall()
+        for attempted in (True, False):
+            cursor.execute(_claim_sql(connection.vendor, attempted), [*params, limit - len(rows)])
+            rows += cursor.fetchall()
+            if len(rows) >= limit:
+                break
     attnames = ("id", "event_id", "attempts", "retry_until")
     claimed = [
         Claimed(**row_converted(WebhookDelivery, attnames=attnames, values=row), lease_until=lease_until)
