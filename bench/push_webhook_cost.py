@@ -5,7 +5,7 @@ with one, alternated push by push so the machine's noise falls on both alike.
 
 Calls push_receive directly (300 projects a partner, each pushed again with a changed amount per round). With the
 endpoint, every push also writes its event and delivery and, once committed, requests a drain of the endpoint
-(webhooks/dispatch.py, drain_request): the first queues a worker task (the database backend), the others find it
+(webhooks/tasks.py, drain_request): the first queues a worker task (the database backend), the others find it
 queued and not started (no worker runs here, so nothing is sent, as when the worker is busy). `--drain-each` starts
 the queued drain after every push (its marker cleared, as a worker idle at every event would), so each push queues
 a task: the worst case. Also times from taking the change-clock stamp to the commit: what other writers of the
@@ -26,7 +26,7 @@ from ingest import services
 from mappings.services import mapping_document_import
 from partners.models import Partner, User
 from partners.services import client_id_issue
-from webhooks import dispatch
+from webhooks import tasks
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.services import webhook_endpoint_create
 
@@ -62,7 +62,7 @@ def main() -> None:
         settings.WEBHOOK_ALLOW_PRIVATE_URLS = True  # nothing listens there
         webhook_endpoint_create(partner=partner, environment="sandbox", url="http://127.0.0.1:9/hooks")
 
-    request = dispatch.drain_request
+    request = tasks.drain_request
     enqueue_ms: list[float] = []
 
     def timed_request(**kwargs):
@@ -70,7 +70,7 @@ def main() -> None:
         request(**kwargs)
         enqueue_ms.append((time.perf_counter() - start) * 1000)
 
-    dispatch.drain_request = timed_request
+    tasks.drain_request = timed_request
     endpoint = WebhookEndpoint.objects.get(partner=partner)
     tasks_before = DBTaskResult.objects.count()
     for number in range(PROJECTS):  # create them first

@@ -159,6 +159,8 @@ TASKS = {
         "QUEUES": ["default", "webhooks"],
     }
 }
+# Loops a `db_worker` runs beside its tasks when it serves their queue (by name: the bottom layer imports no app).
+WORKER_QUEUE_LOOPS = {"webhooks": "webhooks.engine.engine_start"}
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -298,7 +300,7 @@ EXPORT_CHUNK_SIZE = env_int("EXPORT_CHUNK_SIZE", 2000)  # rows per fetch from th
 EXPORT_PROGRESS_EVERY = env_int("EXPORT_PROGRESS_EVERY", 10_000)  # rows between two progress writes
 EXPORTS_TEMP_DIR = os.environ.get("EXPORTS_TEMP_DIR") or None  # where a file is written before storage takes it
 
-# --- Webhooks (webhooks/): change events to partners' endpoints, sent by `db_worker --queue-name webhooks` ----------
+# --- Webhooks (webhooks/): change events to partners' endpoints, sent by `db_worker` (webhooks/engine.py) ---------
 WEBHOOK_ALLOW_PRIVATE_URLS = env_bool("WEBHOOK_ALLOW_PRIVATE_URLS", False)
 WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_TIMEOUT_SECONDS") or 5)  # a whole attempt, connect included
 WEBHOOK_RETRY_BASE_SECONDS = float(os.environ.get("WEBHOOK_RETRY_BASE_SECONDS") or 5)  # then 10, 20, 40 ...
@@ -306,6 +308,20 @@ WEBHOOK_RETRY_MAX_INTERVAL_SECONDS = float(os.environ.get("WEBHOOK_RETRY_MAX_INT
 WEBHOOK_RETRY_FOR_SECONDS = float(os.environ.get("WEBHOOK_RETRY_FOR_SECONDS") or 86400)  # then marked failed
 WEBHOOK_SECRET_OVERLAP_SECONDS = env_int("WEBHOOK_SECRET_OVERLAP_SECONDS", 86400)  # old secret still signs
 WEBHOOK_DRAIN_SECONDS = float(os.environ.get("WEBHOOK_DRAIN_SECONDS") or 30)  # one task's turn at one endpoint
+# Requests in flight to one endpoint from one worker process, at most (fewer while it answers slowly or fails).
+WEBHOOK_ENDPOINT_CONCURRENCY = env_int("WEBHOOK_ENDPOINT_CONCURRENCY", 8)
+WEBHOOK_SLOW_SECONDS = float(os.environ.get("WEBHOOK_SLOW_SECONDS") or 1)  # an answer slower halves the requests
+# A claimed delivery is leased for WEBHOOK_TIMEOUT_SECONDS + this: the most it may wait for a free request slot.
+WEBHOOK_LEASE_MARGIN_SECONDS = float(os.environ.get("WEBHOOK_LEASE_MARGIN_SECONDS") or 3)
+# The workers' delivery loop: a sweep for due deliveries (retries, ended pauses, a dead worker's expired leases)
+# every WEBHOOK_SWEEP_SECONDS on PostgreSQL, where NOTIFY wakes it for new events; a poll this often on SQLite.
+WEBHOOK_SWEEP_SECONDS = float(os.environ.get("WEBHOOK_SWEEP_SECONDS") or 1)
+WEBHOOK_POLL_SECONDS = float(os.environ.get("WEBHOOK_POLL_SECONDS") or 0.1)
+WEBHOOK_RUNNER_IDLE_SECONDS = float(os.environ.get("WEBHOOK_RUNNER_IDLE_SECONDS") or 60)
+# /readyz and the admin say deliveries are overdue when one has been due longer than this.
+WEBHOOK_OVERDUE_SECONDS = float(os.environ.get("WEBHOOK_OVERDUE_SECONDS") or 60)
+# /readyz's details beside its checks, by name (observability imports no app): {name in the body: function}.
+READINESS_DETAILS = {"webhookDeliveries": "webhooks.selectors.deliveries_overdue_readiness"}
 # A drain queued this long ago and not started yet is taken as lost (its queue row gone): the next event queues one.
 WEBHOOK_DRAIN_REQUEST_STALE_SECONDS = float(os.environ.get("WEBHOOK_DRAIN_REQUEST_STALE_SECONDS") or 300)
 # Events are kept (and replayable through GET integration/events) this many days; prune_webhook_events deletes older.

@@ -11,6 +11,7 @@ from partners.choices import Environment
 from partners.models import ClientId, Partner
 from webhooks.choices import DeliveryStatus
 from webhooks.models import WebhookDelivery, WebhookEndpoint
+from webhooks.selectors import with_oldest_due
 from workbench.drift_selectors import source_key_drift
 from workbench.onboarding import ReadinessGap, environment_health, production_readiness_gaps
 
@@ -108,7 +109,8 @@ def partner_client_ids(*, partner: Partner) -> QuerySet[ClientId]:
 
 def partner_webhooks(*, partner: Partner, environment: str) -> QuerySet[WebhookEndpoint]:
     counts = {status: Count("deliveries", filter=Q(deliveries__status=status)) for status in DeliveryStatus.values}
-    return WebhookEndpoint.objects.filter(partner=partner, environment=environment).annotate(**counts).order_by("id")
+    endpoints = WebhookEndpoint.objects.filter(partner=partner, environment=environment).annotate(**counts)
+    return with_oldest_due(endpoints).order_by("id")
 
 
 def partner_webhook(*, partner: Partner, environment: str, endpoint_id: int) -> WebhookEndpoint | None:

@@ -30,6 +30,7 @@ from portal.selectors import (
 )
 from webhooks.choices import DeliveryStatus
 from webhooks.models import WebhookEndpoint
+from webhooks.selectors import overdue_since
 from webhooks.services import (
     delivery_redeliver,
     webhook_endpoint_create,
@@ -188,9 +189,10 @@ def webhooks(request: HttpRequest, environment: str) -> HttpResponse:
             created_by=request.user,
         )
         return _secret_page(request, environment, endpoint, secret, "Webhook added")
+    endpoints = partner_webhooks(partner=partner, environment=environment)
     context = {
         "environment": environment,
-        "endpoints": partner_webhooks(partner=partner, environment=environment),
+        "endpoints": [(endpoint, overdue_since(endpoint)) for endpoint in endpoints],
         "form": form,
         "statuses": DeliveryStatus.choices,
     }

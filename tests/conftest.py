@@ -57,6 +57,15 @@ def problem(status: int, detail: str, code: str) -> dict:
     }
 
 
+def tests_database_url() -> str:
+    """DATABASE_URL of the test database (PostgreSQL), for the processes a test starts."""
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    host, port = database["HOST"] or "127.0.0.1", database["PORT"] or 5432
+    return f"postgres://{database['USER']}@{host}:{port}/{database['NAME']}"
+
+
 def url(environment: str, name: str, **kwargs) -> str:
     """`url(SANDBOX, "project-list")` → /sandbox/api/v1/integration/projects"""
     return reverse(f"{ROOTS[environment]}:{name}", kwargs=kwargs or None)

@@ -10,7 +10,7 @@ from integration_service.admin import adopt_saved
 from webhooks.choices import DeliveryStatus
 from webhooks.forms import WebhookEndpointForm
 from webhooks.models import WebhookDelivery, WebhookEndpoint
-from webhooks.selectors import endpoint_delivery_counts
+from webhooks.selectors import endpoint_delivery_counts, overdue_since, with_oldest_due
 from webhooks.services import (
     delivery_redeliver,
     webhook_endpoint_create,
@@ -28,7 +28,16 @@ _COPY_BUTTON = (
 @admin.register(WebhookEndpoint)
 class WebhookEndpointAdmin(admin.ModelAdmin):
     form = WebhookEndpointForm
-    list_display = ("url", "partner", "environment", "is_enabled", "subscribed", "paused_until", "delivery_log")
+    list_display = (
+        "url",
+        "partner",
+        "environment",
+        "is_enabled",
+        "subscribed",
+        "paused_until",
+        "overdue",
+        "delivery_log",
+    )
     list_filter = ("environment", "is_enabled", "partner")
     list_select_related = ("partner",)
     search_fields = ("url", "partner__name", "partner__slug")
@@ -39,6 +48,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         "previous_secret_until",
         "failures_in_a_row",
         "paused_until",
+        "overdue",
     )
     actions = ["disable", "enable", "rotate_secret"]
 
@@ -48,6 +58,16 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
     def get_fields(self, request: HttpRequest, obj: WebhookEndpoint | None = None) -> list[str]:
         fields = ["partner", "environment", "url", "event_types", "description", "is_enabled"]
         return fields + list(self.readonly_fields) if obj else fields
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[WebhookEndpoint]:
+        return with_oldest_due(super().get_queryset(request))
+
+    @admin.display(description="Deliveries overdue")
+    def overdue(self, endpoint: WebhookEndpoint) -> str:
+        since = overdue_since(endpoint)
+        if since is None:
+            return "-"
+        return format_html('<strong class="errornote">Due since {} UTC</strong>', since.strftime("%Y-%m-%d %H:%M:%S"))
 
     @admin.display(description="Events")
     def subscribed(self, endpoint: WebhookEndpoint) -> str:

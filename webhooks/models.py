@@ -96,6 +96,13 @@ class WebhookDelivery(models.Model):
             # The worker's claim: an endpoint's pending deliveries, due first; and the admin's log per endpoint.
             models.Index(fields=["endpoint", "status", "next_attempt_at"], name="webhook_delivery_due_idx"),
             models.Index(fields=["endpoint", "-id"], name="webhook_delivery_log_idx"),
+            # The deliveries attempted before and pending again: retries, and leases a dead worker left. Claimed
+            # before the rest of a backlog (webhooks/claims.py); a small index, since it holds no fresh delivery.
+            models.Index(
+                fields=["endpoint", "next_attempt_at"],
+                condition=models.Q(status="pending", last_attempt_at__isnull=False),
+                name="webhook_delivery_retry_idx",
+            ),
         ]
 
     def __str__(self) -> str:

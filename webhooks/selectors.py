@@ -3,7 +3,7 @@
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from integration_service.rows import rows_select
@@ -93,3 +93,44 @@ def events_replay(
     events = events_replay_queryset(partner_id=partner_id, environment=environment, after=after, event_type=event_type)
     rows = list(events.values_list("created_at", "id", "body")[: limit + 1])
     return rows[:limit], len(rows) > limit
+
+
+# --- deliveries overdue (/readyz, the admin, the portal) ----------------------------------------------------------
+
+
+def with_oldest_due(endpoints: QuerySet[WebhookEndpoint]) -> QuerySet[WebhookEndpoint]:
+    """The endpoints with `oldest_due`: when their longest-waiting pending delivery came due (one probe of the due
+    index each)."""
+    oldest = (
+        WebhookDelivery.objects.filter(endpoint_id=OuterRef("pk"), status=DeliveryStatus.PENDING)
+        .order_by("next_attempt_at")
+        .values("next_attempt_at")[:1]
+    )
+    return endpoints.annotate(oldest_due=Subquery(oldest))
+
+
+def overdue_since(endpoint: WebhookEndpoint, *, now: datetime | None = None) -> datetime | None:
+    """When the endpoint's deliveries came due, if they have waited longer than WEBHOOK_OVERDUE_SECONDS for a
+    worker (an endpoint paused after failures, or disabled, is waiting on purpose); else None. Needs
+    `with_oldest_due`."""
+    now = now or timezone.now()
+    oldest = getattr(endpoint, "oldest_due", None)
+    if oldest is None or not endpoint.is_enabled or (endpoint.paused_until and endpoint.paused_until > now):
+        return None
+    return oldest if oldest < now - timedelta(seconds=settings.WEBHOOK_OVERDUE_SECONDS) else None
+
+
+def deliveries_overdue_readiness() -> dict:
+    """/readyz's detail on webhook deliveries (settings.READINESS_DETAILS): whether the workers keep up."""
+    now = timezone.now()
+    endpoints = with_oldest_due(
+        WebhookEndpoint.objects.filter(Q(paused_until__isnull=True) | Q(paused_until__lte=now), is_enabled=True)
+    ).filter(oldest_due__lt=now - timedelta(seconds=settings.WEBHOOK_OVERDUE_SECONDS))
+    overdue = list(endpoints.values_list("oldest_due", flat=True))
+    oldest = min(overdue, default=None)
+    return {
+        "status": "overdue" if oldest else "ok",
+        "endpointsOverdue": len(overdue),
+        "oldestDueSeconds": round((now - oldest).total_seconds()) if oldest else None,
+        "thresholdSeconds": settings.WEBHOOK_OVERDUE_SECONDS,
+    }

@@ -1,5 +1,6 @@
 """Writes: endpoints (operators), events and their deliveries (written in the transaction of the change)."""
 
+import functools
 import json
 import secrets
 from collections.abc import Collection
@@ -10,6 +11,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from integration_service.errors import ServiceError
 from integration_service.rows import row_insert, rows_insert
@@ -21,8 +23,11 @@ from webhooks import secret_box
 from webhooks.addresses import UrlRefused, url_target
 from webhooks.choices import ALL_EVENT_TYPES, WEBHOOK_TEST_EVENT, DeliveryStatus, EventType
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
+from webhooks.notify import deliveries_due_notify
 from webhooks.selectors import endpoints_subscribed
 from webhooks.signing import secret_generate
+
+DRAIN_REQUEST_HOOK = "webhooks.tasks.drain_request"  # by name: the task module imports this one
 
 # --- endpoints ----------------------------------------------------------------------------------------------------
 
@@ -341,22 +346,7 @@ def delivery_redeliver(*, delivery: WebhookDelivery) -> None:
 
 
 def _drain_soon(endpoint_id: int) -> None:
-    """Once this transaction commits, a drain of the endpoint: queued, unless one is queued and not started yet."""
-    from webhooks.dispatch import drain_request  # the worker's module imports this one
-
-    transaction.on_commit(lambda: drain_request(endpoint_id=endpoint_id))
-
-
-def deliveries_pending_resume() -> int:
-    """Queue a drain for every enabled endpoint with pending deliveries, whatever drains are already queued (this
-    is the way out when queued tasks were lost); returns how many."""
-    from webhooks.dispatch import drain_enqueue
-
-    endpoint_ids = list(
-        WebhookDelivery.objects.filter(status=DeliveryStatus.PENDING, endpoint__is_enabled=True)
-        .values_list("endpoint_id", flat=True)
-        .distinct()
-    )
-    for endpoint_id in endpoint_ids:
-        transaction.on_commit(lambda endpoint_id=endpoint_id: drain_enqueue(endpoint_id=endpoint_id))
-    return len(endpoint_ids)
+    """Have the endpoint drained once this transaction commits: its NOTIFY wakes the workers' delivery loop, and
+    the hook queues a drain task unless one is queued and not started yet (webhooks/tasks.py)."""
+    deliveries_due_notify(endpoint_ids=[endpoint_id])
+    transaction.on_commit(functools.partial(import_string(DRAIN_REQUEST_HOOK), endpoint_id=endpoint_id))

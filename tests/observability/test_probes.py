@@ -23,11 +23,22 @@ def test_healthz_answers_without_touching_the_database(django_assert_num_queries
 
 
 def test_readyz_checks_the_database_and_the_cache(django_assert_num_queries):
-    with django_assert_num_queries(1):
+    with django_assert_num_queries(2):  # the database's check, and the webhook deliveries' detail
         response = Client().get("/readyz")
 
     assert response.status_code == HTTPStatus.OK
-    assert response.json() == {"status": "ready", "checks": {"database": "ok", "cache": "ok"}}
+    assert response.json() == {
+        "status": "ready",
+        "checks": {"database": "ok", "cache": "ok"},
+        "details": {
+            "webhookDeliveries": {
+                "status": "ok",
+                "endpointsOverdue": 0,
+                "oldestDueSeconds": None,
+                "thresholdSeconds": 60,
+            }
+        },
+    }
 
 
 @pytest.mark.parametrize("path", ["/healthz", "/readyz"])

@@ -5,16 +5,24 @@ import hashlib
 import hmac
 import http.server
 import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.utils import timezone
 from django_tasks import task_backends
 from django_tasks.base import TaskResultStatus
 
+from tests.conftest import tests_database_url
+
+ROOT = Path(__file__).resolve().parents[2]
 DUMMY_TASKS = {"default": {"BACKEND": "django_tasks.backends.dummy.DummyBackend", "QUEUES": ["default", "webhooks"]}}
 
 
@@ -38,6 +46,8 @@ class Receiver:
         self.requests: list[Received] = []
         self.status = 200
         self.delay = 0.0
+        self.in_flight = 0
+        self.most_in_flight = 0  # the most requests it was answering at once
         self.lock = threading.Lock()
         self.server = self._serve(0)
         self.port = self.server.server_address[1]
@@ -53,7 +63,11 @@ class Receiver:
                         Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.monotonic())
                     )
                     status, delay = receiver.status, receiver.delay
+                    receiver.in_flight += 1
+                    receiver.most_in_flight = max(receiver.most_in_flight, receiver.in_flight)
                 time.sleep(delay)
+                with receiver.lock:
+                    receiver.in_flight -= 1
                 try:
                     self.send_response(status)
                     self.send_header("Content-Length", "2")
@@ -65,7 +79,10 @@ class Receiver:
             def log_message(self, *args) -> None:
                 pass
 
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        class Server(http.server.ThreadingHTTPServer):
+            request_queue_size = 64  # the worker opens up to WEBHOOK_ENDPOINT_CONCURRENCY connections at once
+
+        server = Server(("127.0.0.1", port), Handler)
         server.daemon_threads = True
         threading.Thread(target=server.serve_forever, daemon=True).start()
         return server
@@ -129,3 +146,19 @@ def verify_documented(secret: str, received: Received) -> bool:
     expected = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
     offered = [item.split(",", 1)[1] for item in received.headers["webhook-signature"].split(" ")]
     return any(hmac.compare_digest(expected, signature) for signature in offered)
+
+
+def db_worker_process(*arguments: str, stdout=subprocess.DEVNULL, **environment: str) -> subprocess.Popen:
+    """A real `manage.py db_worker` on the test database, tasks in the database, loopback receivers allowed;
+    `environment` adds or overrides variables."""
+    env = {
+        **os.environ,
+        "DATABASE_URL": tests_database_url(),
+        "DEBUG": "0",
+        "SECRET_KEY": settings.SECRET_KEY,
+        "TASKS_BACKEND": "django_tasks_db.DatabaseBackend",
+        "WEBHOOK_ALLOW_PRIVATE_URLS": "1",
+        **environment,
+    }
+    command = [sys.executable, "manage.py", "db_worker", *arguments]
+    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=stdout, stderr=subprocess.STDOUT, text=True)

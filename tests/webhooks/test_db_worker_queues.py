@@ -7,6 +7,7 @@ import pytest
 from django.core.management import call_command
 from django_tasks_db.models import DBTaskResult
 
+from integration_service.worker.management.commands.db_worker import queue_loops_start
 from tests.conftest import SANDBOX, url
 from webhooks.models import WebhookDelivery
 from webhooks.services import webhook_endpoint_create
@@ -67,3 +68,33 @@ def test_queues_named_are_still_the_only_ones_served(partner, sandbox_client, re
 
     assert list(DBTaskResult.objects.values_list("queue_name", "status")) == [("webhooks", "READY")]
     assert receiver.requests == []
+
+
+STARTED: list[str] = []
+
+
+def loop_started() -> None:
+    STARTED.append("webhooks")
+
+
+@pytest.mark.parametrize(
+    ("queues", "started"),
+    [("default,webhooks", ["webhooks"]), ("*", ["webhooks"]), ("webhooks", ["webhooks"]), ("default", [])],
+    ids=["the backend's queues", "every queue", "webhooks", "default only"],
+)
+def test_the_delivery_loop_runs_in_a_worker_serving_the_webhooks_queue(settings, queues, started):
+    settings.WORKER_QUEUE_LOOPS = {"webhooks": "tests.webhooks.test_db_worker_queues.loop_started"}
+    STARTED.clear()
+
+    queue_loops_start(queues.split(","))
+
+    assert started == STARTED
+
+
+def test_a_batch_run_starts_no_loop_its_tasks_deliver_themselves(settings, database_tasks):
+    settings.WORKER_QUEUE_LOOPS = {"webhooks": "tests.webhooks.test_db_worker_queues.loop_started"}
+    STARTED.clear()
+
+    call_command("db_worker", batch=True, startup_delay=False, reload=False, verbosity=0)
+
+    assert STARTED == []

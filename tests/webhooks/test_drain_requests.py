@@ -14,9 +14,10 @@ from django_tasks_db.models import DBTaskResult
 
 from tests.conftest import SANDBOX, url
 from tests.webhooks.conftest import run_worker
-from webhooks import dispatch
+from webhooks import tasks
 from webhooks.models import WebhookDelivery, WebhookEndpoint
-from webhooks.services import deliveries_pending_resume, webhook_endpoint_create
+from webhooks.services import webhook_endpoint_create
+from webhooks.tasks import deliveries_pending_resume
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -70,14 +71,14 @@ def test_a_batch_of_100_records_queues_one_drain(partner, sandbox_client, receiv
 def test_an_event_committed_as_a_drain_finishes_gets_a_drain_of_its_own(partner, sandbox_client, receiver, monkeypatch):
     endpoint, _ = webhook_endpoint_create(partner=partner, environment=SANDBOX, url=receiver.url())
     push(sandbox_client, "HS-1", {"n": 1})
-    finishing = dispatch._wakeup_for_pending  # the drain's last step: it found nothing more to deliver
+    finishing = tasks._wakeup_for_pending  # the drain's last step: it found nothing more to deliver
 
     def finish_then_event_arrives(endpoint_id: int) -> None:
-        monkeypatch.setattr(dispatch, "_wakeup_for_pending", finishing)
+        monkeypatch.setattr(tasks, "_wakeup_for_pending", finishing)
         finishing(endpoint_id)
         push(sandbox_client, "HS-2", {"n": 2})
 
-    monkeypatch.setattr(dispatch, "_wakeup_for_pending", finish_then_event_arrives)
+    monkeypatch.setattr(tasks, "_wakeup_for_pending", finish_then_event_arrives)
 
     run_worker(until=lambda: len(receiver.requests) == 1)
     assert [(result.kwargs, result.task.run_after) for result in drains_queued()] == [
@@ -144,7 +145,7 @@ def test_an_event_another_connection_commits_as_the_drain_finishes_is_delivered(
     webhook_endpoint_create(partner=partner, environment=SANDBOX, url=receiver.url())
     push(sandbox_client, "HS-1", {"n": 1})
     assert len(_drains_in_database()) == 1
-    finishing = dispatch._wakeup_for_pending
+    finishing = tasks._wakeup_for_pending
 
     def concurrent_push() -> None:
         try:
@@ -153,13 +154,13 @@ def test_an_event_another_connection_commits_as_the_drain_finishes_is_delivered(
             connection.close()
 
     def finish_then_event_arrives(endpoint_id: int) -> None:
-        monkeypatch.setattr(dispatch, "_wakeup_for_pending", finishing)
+        monkeypatch.setattr(tasks, "_wakeup_for_pending", finishing)
         finishing(endpoint_id)
         pusher = threading.Thread(target=concurrent_push)  # its own connection, its own transaction
         pusher.start()
         pusher.join(timeout=30)
 
-    monkeypatch.setattr(dispatch, "_wakeup_for_pending", finish_then_event_arrives)
+    monkeypatch.setattr(tasks, "_wakeup_for_pending", finish_then_event_arrives)
 
     _run_database_drains()
 

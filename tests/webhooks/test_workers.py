@@ -1,22 +1,19 @@
 """Several workers at once on PostgreSQL, and the real `db_worker` process delivering end to end."""
 
 import io
-import os
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.core.management import call_command
 from django.db import connection
 from django_tasks_db.models import DBTaskResult
 from standardwebhooks.webhooks import Webhook
 
 from tests.conftest import SANDBOX, url
-from tests.webhooks.conftest import verify_documented
+from tests.webhooks.conftest import db_worker_process, verify_documented
 from webhooks.dispatch import endpoint_deliveries_drain
 from webhooks.models import WebhookDelivery
 from webhooks.services import partner_event_record, webhook_endpoint_create
@@ -94,21 +91,16 @@ def settings_override_tasks_db(settings):
 
 
 def _db_worker() -> subprocess.Popen:
-    database = settings.DATABASES["default"]
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST'] or '127.0.0.1'}:{database['PORT'] or 5432}/"
-        f"{database['NAME']}",
-        "DEBUG": "0",
-        "SECRET_KEY": settings.SECRET_KEY,
-        "TASKS_BACKEND": "django_tasks_db.DatabaseBackend",
-        "WEBHOOK_ALLOW_PRIVATE_URLS": "1",
-        "WEBHOOK_RETRY_BASE_SECONDS": "0.2",
-        "WEBHOOK_RETRY_MAX_INTERVAL_SECONDS": "0.5",
-        "WEBHOOK_TIMEOUT_SECONDS": "1",
-    }
-    command = [sys.executable, "manage.py", "db_worker", "--queue-name", "default,webhooks", "--interval", "0.1"]
-    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return db_worker_process(
+        "--queue-name",
+        "default,webhooks",
+        "--interval",
+        "0.1",
+        stdout=subprocess.PIPE,
+        WEBHOOK_RETRY_BASE_SECONDS="0.2",
+        WEBHOOK_RETRY_MAX_INTERVAL_SECONDS="0.5",
+        WEBHOOK_TIMEOUT_SECONDS="1",
+    )
 
 
 def _wait(condition, timeout: float = 30) -> None:

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from webhooks.services import deliveries_pending_resume
+from webhooks.tasks import deliveries_pending_resume
 
 
 class Command(BaseCommand):

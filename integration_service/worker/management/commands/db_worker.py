@@ -1,4 +1,5 @@
-"""`manage.py db_worker` with no queue named serves every queue the task backend declares.
+"""`manage.py db_worker` with no queue named serves every queue the task backend declares, and runs the loops of
+the queues it serves (settings.WORKER_QUEUE_LOOPS: the webhooks' delivery loop).
 
 django-tasks-db's command serves only `default` unless told otherwise, so a worker started plainly left the webhook
 deliveries (queue `webhooks`) waiting with no word. Naming queues (`--queue-name`) works as before.
@@ -8,6 +9,7 @@ from argparse import ArgumentParser
 from typing import Any
 
 from django.conf import settings
+from django.utils.module_loading import import_string
 from django_tasks_db.management.commands.db_worker import Command as DatabaseWorkerCommand
 
 ALL_QUEUES = "*"  # django-tasks-db's name for every queue
@@ -32,6 +34,16 @@ class Command(DatabaseWorkerCommand):
                     "settings.TASKS)"
                 )
 
-    def handle(self, *args: Any, queue_name: str | None, backend_name: str, **options: Any) -> None:
+    def handle(self, *args: Any, queue_name: str | None, backend_name: str, batch: bool, **options: Any) -> None:
         queue_name = queue_name or backend_queues(backend_name)
-        super().handle(*args, queue_name=queue_name, backend_name=backend_name, **options)
+        if not batch:  # a batch run ends when its tasks have run: its tasks do the work themselves
+            queue_loops_start(queue_name.split(","))
+        super().handle(*args, queue_name=queue_name, backend_name=backend_name, batch=batch, **options)
+
+
+def queue_loops_start(queue_names: list[str]) -> None:
+    """Start the loops (settings.WORKER_QUEUE_LOOPS) of the queues served: the webhooks' delivery loop, which wakes
+    on NOTIFY rather than the task queue's poll and drains many endpoints at once."""
+    for queue, path in settings.WORKER_QUEUE_LOOPS.items():
+        if ALL_QUEUES in queue_names or queue in queue_names:
+            import_string(path)()
