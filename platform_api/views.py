@@ -1,5 +1,6 @@
 """/platform/api/v1/: the project platform's reads across partners and its writes of its own fields (CONTRACT §13)."""
 
+import json
 import math
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -17,7 +18,12 @@ from platform_api.cursors import cursor_encode
 from platform_api.models import PlatformKey
 from platform_api.openapi import PATCH_EXAMPLES, PLATFORM_PROBLEMS
 from platform_api.patches import platform_patch_changes
-from platform_api.selectors import platform_project_get, platform_project_list, project_changes
+from platform_api.selectors import (
+    platform_project_get,
+    platform_project_list,
+    project_changes,
+    project_changes_json,
+)
 from platform_api.serializers import (
     ChangesPageSerializer,
     ChangesQuerySerializer,
@@ -28,7 +34,9 @@ from platform_api.serializers import (
     unknown_parameter_errors,
 )
 from platform_api.services import ProjectGone, project_etag, project_platform_update
+from projects.json_sql import json_sql_available
 from projects.models import Project
+from projects.renderers import PrerenderedJSONRenderer, json_object_with_items
 from projects.serializers import project_pulled_representation, project_representation
 
 
@@ -99,6 +107,7 @@ class ChangesView(PlatformView):
     """GET changes: every partner's project changes in one order, resumable by cursor."""
 
     operation_name = "list_changes"
+    renderer_classes = [PrerenderedJSONRenderer]
 
     @extend_schema(
         summary="Follow every change",
@@ -112,6 +121,13 @@ class ChangesView(PlatformView):
     )
     def get(self, request: Request) -> Response:
         query = _validated(ChangesQuerySerializer, request, ("after", "limit", "environment"))
+        after = request.query_params.get("after")
+        if json_sql_available():  # PostgreSQL writes the items' JSON (projects/json_sql.py)
+            page = project_changes_json(
+                environment=query["environment"], after=query.get("after"), limit=query["limit"]
+            )
+            next_cursor = json.loads(page.items[-1])["cursor"] if page.items else after
+            return Response(json_object_with_items(page.items, nextCursor=next_cursor, hasMore=page.has_more))
         page = project_changes(environment=query["environment"], after=query.get("after"), limit=query["limit"])
         items = []
         for project in page.projects:
@@ -125,7 +141,7 @@ class ChangesView(PlatformView):
                     "project": {**body, "partner": project.partner_slug},
                 }
             )
-        next_cursor = items[-1]["cursor"] if items else request.query_params.get("after")
+        next_cursor = items[-1]["cursor"] if items else after
         return Response({"items": items, "nextCursor": next_cursor, "hasMore": page.has_more})
 
 
