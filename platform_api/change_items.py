@@ -1,10 +1,31 @@
-"""A changes feed item's members around its project, as SQL for projects.json_sql (PostgreSQL writes the feed's
-JSON): the same members, in the same order, as platform_api.views.ChangesView writes in Python on SQLite."""
+"""A changes feed item: written by Python (change_item, on SQLite) or, on PostgreSQL, by the database around the
+project's JSON of projects.json_sql (the SQL below), with the same members in the same order."""
 
 from django.db import connection
 
 from partners.models import Partner
+from platform_api.cursors import cursor_encode
 from projects.json_sql import json_string_sql, project_column, sql_literal
+from projects.light_rows import ProjectRow
+from projects.serializers import project_pulled_representation
+
+
+def change_type(project: ProjectRow) -> str:
+    """Read from the row: deleted, created (a creation takes both dates from one stamp), else updated."""
+    if project.deleted_date is not None:
+        return "project.deleted"
+    return "project.created" if project.submitted_date == project.updated_date else "project.updated"
+
+
+def change_item(project: ProjectRow) -> dict:
+    """A feed item of a light row read with its partner's slug."""
+    return {
+        "cursor": cursor_encode(updated_date=project.updated_date, project_id=project.id),
+        "partner": project.partner_slug,
+        "environment": project.environment,
+        "type": change_type(project),
+        "project": {**project_pulled_representation(project), "partner": project.partner_slug},
+    }
 
 
 def _partner_slug() -> str:
@@ -29,7 +50,7 @@ def _cursor() -> str:
 
 
 def _change_type() -> str:
-    """platform_api.views's change type: deleted, created (its one stamp is both dates), else updated."""
+    """change_type's SQL."""
     return (
         f"CASE WHEN {project_column('deleted_date')} IS NOT NULL THEN 'project.deleted' "
         f"WHEN {project_column('submitted_date')} = {project_column('updated_date')} THEN 'project.created' "
