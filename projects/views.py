@@ -128,16 +128,16 @@ class ProjectListView(APIView):
             # committing (projects/change_log.py). Rows past it are the newest: they can only be missing from the
             # end, so pages are found from the front. The total counts every committed match.
             projects = followers_visible(projects)
-        if json_sql_available():  # PostgreSQL writes the items' JSON (projects/json_sql.py)
-            page = page_of(
-                projects,
-                **paging.validated_data,
-                total=total,
-                seek_from_end=not following,
-                read=lambda rows: projects_json(rows, exclude_data="data" in excluded),
-            )
+        in_database = json_sql_available()  # PostgreSQL writes the items' JSON (projects/json_sql.py)
+        page = page_of(
+            projects,
+            **paging.validated_data,
+            total=total,
+            seek_from_end=not following,
+            read=(lambda rows: projects_json(rows, exclude_data="data" in excluded)) if in_database else list,
+        )
+        if in_database:
             return Response(json_object_with_items(**page))
-        page = page_of(projects, **paging.validated_data, total=total, seek_from_end=not following)
         page["items"] = ProjectSerializer(page["items"], many=True, context={"exclude": excluded}).data
         return Response(page)
 
