@@ -3,11 +3,11 @@ platform's change feed, an export): the rows leave the database as the text the 
 through without building a value per column (most of such a read's time before; bench/README.md).
 
 The text is byte for byte what `projects.serializers` writes with Python's json (compact separators, non-ASCII
-kept, the same escapes, the same key order; tests/projects/test_json_sql.py builds arbitrary projects and compares
-the two on PostgreSQL), with one difference left on purpose: a number inside `data` or an issue's `value` comes as
-PostgreSQL's jsonb keeps it, in plain decimal notation, where Python's float prints an exponent (0.00001 against
-1e-05; the same number). Both are built from the one field registry (projects.canonical, projects.platform_fields),
-so a new field appears in both. SQLite keeps the Python path.
+kept, the same escapes, the same key order; tests/projects/test_json_sql.py stores arbitrary projects and compares
+the two on PostgreSQL). The database writes every member but the two jsonb ones (`issues`, `data`), whose text
+Python compacts (jsonb_compact). Both writers are built from the one field registry (projects.canonical,
+projects.platform_fields), so a new field appears in both. SQLite keeps the Python path. Why: docs/decisions.md,
+"Reads at scale".
 """
 
 import functools
