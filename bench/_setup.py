@@ -19,6 +19,24 @@ import django  # noqa: E402
 django.setup()
 
 
+def baseline_start(port: int) -> subprocess.Popen:
+    """bench/baseline/'s bare Django app under the same gunicorn (gunicorn.conf.py) on 127.0.0.1:`port`."""
+    bind = ["--bind", f"127.0.0.1:{port}"]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", *bind, "bench.baseline.wsgi:application"],
+        cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "bench.baseline.settings"},
+        stderr=subprocess.DEVNULL,
+    )
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/bench/baseline-page?limit=1", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.1)
+    return server
+
+
 def wait_until_serving(base: str) -> None:
     """Wait (10 s at most) until the server at `base` answers its schema page."""
     for _ in range(100):
@@ -29,12 +47,13 @@ def wait_until_serving(base: str) -> None:
             time.sleep(0.1)
 
 
-def service_start(port: int) -> subprocess.Popen:
+def service_start(port: int, root: Path = ROOT) -> subprocess.Popen:
     """The service under gunicorn (gunicorn.conf.py, as production runs it) on 127.0.0.1:`port`, rate limits off;
-    returns once it answers. Stop it with terminate() and wait()."""
+    returns once it answers. Stop it with terminate() and wait(). `root`: another checkout of the service to serve
+    (e.g. a worktree of main, for figures before and after a change in one run), with this one's packages."""
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}"],
-        cwd=ROOT,
+        cwd=root,
         env={**os.environ, "CLIENT_ID_RATE_LIMIT_PER_MINUTE": "0", "CLIENT_ID_RECORD_LIMIT_PER_MINUTE": "0"},
         stderr=subprocess.DEVNULL,
     )

@@ -7,7 +7,8 @@ canonical field filled, HubSpot-shaped source data of 16 properties, distinct up
 as the worker does (`export_execute`: the snapshot's count, the server-side cursor, the NDJSON file, the storage),
 each in a fresh process, and prints records a second, the file's size and the process's peak RSS. A smaller export
 (--small projects of another partner) beside the large one shows whether memory grows with the export: constant
-memory means the same peak at both sizes.
+memory means the same peak at both sizes. In the same run, the baseline outside the service (one COPY of
+PostgreSQL's own row_to_json streamed to a file), and with `--before PATH` the checkout at PATH (a worktree of main).
 """
 
 import argparse
@@ -17,8 +18,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
-import _setup  # noqa: F401 - Django, set up for the benchmark's database
+import _setup  # Django, set up for the benchmark's database
+import psycopg
 from django.core.management import call_command
 from django.db import connection
 
@@ -70,10 +73,11 @@ def generate(slug: str, total: int) -> Partner:
     return partner
 
 
-def run_worker(export_id: str, exports_dir: str) -> dict:
-    """One export, start to end, in a fresh process (as a db_worker would run it): its time and peak RSS."""
+def run_worker(export_id: str, exports_dir: str, root: Path = _setup.ROOT) -> dict:
+    """One export, start to end, in a fresh process (as a db_worker would run it) of the checkout at `root`: its
+    time and peak RSS."""
     output = subprocess.run(
-        [sys.executable, __file__, "--worker", export_id],
+        [sys.executable, str(root / "bench" / "export_rate.py"), "--worker", export_id],
         env={**os.environ, "EXPORTS_DIR": exports_dir},
         check=True,
         capture_output=True,
@@ -94,40 +98,88 @@ def worker(export_id: str) -> None:
     print(json.dumps({"seconds": seconds, "peak_rss_mib": peak_mib}))
 
 
+def bare_export(partner_id: int, *, exclude_data: bool, path: str) -> dict:
+    """The baseline, outside the service: one COPY of the partner's live projects as PostgreSQL's own row_to_json,
+    in the follower's order, streamed to a file by psycopg in a fresh process. What the database alone costs."""
+    command = [sys.executable, __file__, "--bare", str(partner_id), path, *(["--exclude-data"] if exclude_data else [])]
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    return json.loads(output.splitlines()[-1])
+
+
+def bare_copy(partner_id: int, path: str, *, exclude_data: bool) -> None:
+    import resource
+
+    columns = [f.column for f in Project._meta.concrete_fields if not (exclude_data and f.name == "source_data")]
+    sql = (
+        f"COPY (SELECT row_to_json(r) FROM (SELECT {', '.join(columns)} FROM projects_project WHERE partner_id = %s "
+        "AND environment = 'sandbox' AND deleted_date IS NULL ORDER BY updated_date, id) r) TO STDOUT"
+    )
+    started = time.perf_counter()
+    database = psycopg.connect(os.environ["DATABASE_URL"])
+    with database, open(path, "wb") as out, database.cursor().copy(sql, [partner_id]) as copy:
+        for block in copy:
+            out.write(block)
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"seconds": time.perf_counter() - started, "peak_rss_mib": peak_mib}))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--projects", type=int, default=1_000_000)
     parser.add_argument("--small", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=2, help="per export shape; the best is kept")
+    parser.add_argument("--before", type=Path, help="another checkout (a worktree of main) run as well, side by side")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--bare", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--exclude-data", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(args.worker)
+        return
+    if args.bare:
+        bare_copy(int(args.bare[0]), args.bare[1], exclude_data=args.exclude_data)
         return
 
     call_command("migrate", verbosity=0)
     partners = {"large": generate(LARGE, args.projects), "small": generate(SMALL, args.small)}
     print(f"load average before the runs: {os.getloadavg()}", flush=True)
-    columns = f"{'records':>10s} {'seconds':>8s} {'records/s':>10s} {'file MiB':>9s} {'peak RSS MiB':>13s}"
-    print(f"\n{'export':36s} {columns}")
+    print("\n| export | run | records | seconds | records/s | file MiB | peak RSS MiB |")
+    print("|---|---|---|---|---|---|---|")
+    trees = {**({f"before ({args.before})": args.before} if args.before else {}), "this tree": _setup.ROOT}
     with tempfile.TemporaryDirectory(prefix="bench-exports-") as exports_dir:
         for size, exclude_data in (("small", True), ("small", False), ("large", True), ("large", False)):
-            best = None
-            for _ in range(args.runs):
-                export = Export.objects.create(partner=partners[size], environment="sandbox", exclude_data=exclude_data)
-                result = run_worker(str(export.pk), exports_dir)
-                export.refresh_from_db()
-                assert export.status == "done", export.error
-                if best is None or result["seconds"] < best[0]["seconds"]:
-                    best = (result, export)
-                Export.objects.filter(pk=export.pk).delete()
-            result, export = best
-            name = f"{size}, {'exclude=data' if exclude_data else 'with data'}"
+            shape = f"{partners[size].projects.count():,}, {'exclude=data' if exclude_data else 'with data'}"
+            path = f"{exports_dir}/bare.ndjson"
+            bare = min(
+                (bare_export(partners[size].pk, exclude_data=exclude_data, path=path) for _ in range(args.runs)),
+                key=lambda result: result["seconds"],
+            )
+            with open(path, "rb") as lines:
+                count = sum(1 for _ in lines)
             print(
-                f"{name:36s} {export.count:>10,} {result['seconds']:>8.1f} {export.count / result['seconds']:>10,.0f} "
-                f"{export.file_size / 2**20:>9.0f} {result['peak_rss_mib']:>13.0f}",
+                f"| {shape} | bare COPY (baseline) | {count:,} | {bare['seconds']:.1f} | "
+                f"{count / bare['seconds']:,.0f} | {os.path.getsize(path) / 2**20:,.0f} | {bare['peak_rss_mib']:.0f} |",
                 flush=True,
             )
+            for name, root in trees.items():
+                best = None
+                for _ in range(args.runs):
+                    export = Export.objects.create(
+                        partner=partners[size], environment="sandbox", exclude_data=exclude_data
+                    )
+                    result = run_worker(str(export.pk), exports_dir, root)
+                    export.refresh_from_db()
+                    assert export.status == "done", export.error
+                    if best is None or result["seconds"] < best[0]["seconds"]:
+                        best = (result, export)
+                    Export.objects.filter(pk=export.pk).delete()
+                result, export = best
+                print(
+                    f"| {shape} | {name} | {export.count:,} | {result['seconds']:.1f} | "
+                    f"{export.count / result['seconds']:,.0f} | {export.file_size / 2**20:,.0f} | "
+                    f"{result['peak_rss_mib']:.0f} |",
+                    flush=True,
+                )
     print(f"load average after the runs: {os.getloadavg()}")
 
 

@@ -6,6 +6,8 @@
    the demo's HubSpot-shaped source data), then a follower reads the whole feed from the start over HTTP
    (gunicorn -c gunicorn.conf.py), pages of 500 (`limit=500`), one request after another as a follower does:
    changes/s overall, and the first, middle and last tenth's pages apart.
+   In the same run, before it: bench/baseline/'s bare page read (every column, Django's JSON encoder, no
+   authentication), and with `--before PATH` the checkout at PATH (a worktree of main), read the same way.
 2. Lag: pushes at a steady rate (--rate a second, 8 partners, each push changing) while a follower polls the
    feed's tail; for each push, the time from its answer to the follower's first page holding that version.
    p50/p95/max, with every push's answer counted by status and every version the follower saw.
@@ -13,11 +15,14 @@
 
 import argparse
 import json
+import os
 import statistics
 import threading
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
+from pathlib import Path
 
 import _setup
 from django.core.management import call_command
@@ -81,18 +86,41 @@ def get(url: str, headers: dict) -> dict:
         return json.load(answer)
 
 
-def read_whole_feed(base: str, headers: dict, limit: int) -> tuple[int, float, list[float]]:
+def read_whole_feed(page_url: Callable[[str | None], str], headers: dict) -> tuple[int, float, list[float]]:
+    """Page from the start to the end, each request after the last: `page_url(cursor)` is the next page's URL."""
     cursor, count, page_seconds = None, 0, []
     start = time.perf_counter()
     while True:
-        query = {"environment": "production", "limit": limit, **({"after": cursor} if cursor else {})}
         began = time.perf_counter()
-        page = get(f"{base}/platform/api/v1/changes?{urllib.parse.urlencode(query)}", headers)
+        page = get(page_url(cursor), headers)
         page_seconds.append(time.perf_counter() - began)
         count += len(page["items"])
-        cursor = page["nextCursor"]
-        if not page["hasMore"]:
+        cursor = page.get("nextCursor") or page.get("after")
+        if not page.get("hasMore", bool(page["items"])):
             return count, time.perf_counter() - start, page_seconds
+
+
+def feed_pages(base: str, limit: int) -> Callable[[str | None], str]:
+    def page_url(cursor: str | None) -> str:
+        query = {"environment": "production", "limit": limit, **({"after": cursor} if cursor else {})}
+        return f"{base}/platform/api/v1/changes?{urllib.parse.urlencode(query)}"
+
+    return page_url
+
+
+def baseline_pages(base: str, limit: int) -> Callable[[str | None], str]:
+    def page_url(after: str | None) -> str:
+        query = {"environment": "production", "limit": limit, "data": 1, **({"after": after} if after else {})}
+        return f"{base}/bench/baseline-page?{urllib.parse.urlencode(query)}"
+
+    return page_url
+
+
+def report(name: str, count: int, seconds: float, pages: list[float]) -> None:
+    tenth = max(1, len(pages) // 10)
+    parts = {"first": pages[:tenth], "middle": pages[len(pages) // 2 :][:tenth], "last": pages[-tenth:]}
+    times = " / ".join(f"{statistics.median(part) * 1000:.1f}" for part in parts.values())
+    print(f"| {name} | {count:,} | {seconds:.1f} | {count / seconds:,.0f} | {len(pages):,} | {times} |", flush=True)
 
 
 def lag_under_load(base: str, headers: dict, *, rate: int, seconds: int) -> None:
@@ -157,30 +185,36 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=50, help="pushes a second during the lag measurement")
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--port", type=int, default=8794)
+    parser.add_argument("--before", type=Path, help="another checkout (a worktree of main) served and read too")
+    parser.add_argument("--no-lag", action="store_true", help="the whole feed only")
     args = parser.parse_args()
 
     call_command("migrate", verbosity=0)
     generate(args.projects)
     _, key = platform_key_issue(name=f"bench-feed-{time.time_ns()}")
     headers = {"Authorization": f"Bearer {key}"}
-    server = _setup.service_start(args.port)
+    base = f"http://127.0.0.1:{args.port}"
+    print(f"load average before the runs: {os.getloadavg()}", flush=True)
+    print(f"\nthe whole feed, pages of {args.limit}, one follower")
+    print("| run | changes | seconds | changes/s | pages (all 200) | p50 ms, first / middle / last tenth |")
+    print("|---|---|---|---|---|---|")
+    server = _setup.baseline_start(args.port)
     try:
-        base = f"http://127.0.0.1:{args.port}"
-        count, seconds, pages = read_whole_feed(base, headers, args.limit)
-        tenth = max(1, len(pages) // 10)
-        print(
-            f"\nthe whole feed, pages of {args.limit}: {count:,} changes in {seconds:.1f} s = {count / seconds:,.0f}/s"
-        )
-        for name, part in (
-            ("first", pages[:tenth]),
-            ("middle", pages[len(pages) // 2 :][:tenth]),
-            ("last", pages[-tenth:]),
-        ):
-            print(f"  {name} tenth's pages: p50 {statistics.median(part) * 1000:.1f} ms, max {max(part) * 1000:.1f} ms")
-        lag_under_load(base, headers, rate=args.rate, seconds=args.seconds)
+        report("bare Django page (bench/baseline/)", *read_whole_feed(baseline_pages(base, args.limit), {}))
     finally:
         server.terminate()
         server.wait(timeout=30)
+    trees = {**({f"before ({args.before})": args.before} if args.before else {}), "this tree": _setup.ROOT}
+    for name, root in trees.items():
+        server = _setup.service_start(args.port, root=root)
+        try:
+            report(name, *read_whole_feed(feed_pages(base, args.limit), headers))
+            if root == _setup.ROOT and not args.no_lag:
+                lag_under_load(base, headers, rate=args.rate, seconds=args.seconds)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    print(f"load average after the runs: {os.getloadavg()}")
 
 
 if __name__ == "__main__":

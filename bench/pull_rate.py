@@ -7,7 +7,9 @@ Generates --projects sandbox projects for one partner (INSERT ... SELECT generat
 inserts, the visibility map empty), then pages them all with
 `ordering=updatedDate&updatedDate=gt:<last>&limit=100&exclude=data` against gunicorn -c gunicorn.conf.py:
 records/s overall, the first and last tenth's page times, answers by status, items, and whether every total was
-what remained.
+what remained. In the same run, before it: bench/baseline/'s bare page read (no authentication, no totals, one
+statement, Django's JSON encoder) by the same follower; with `--before PATH`, the checkout at PATH (a worktree of
+main) is served and followed too, so that before and after are measured side by side.
 """
 
 import argparse
@@ -18,6 +20,8 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
+from pathlib import Path
 
 import _setup
 from django.core.management import call_command
@@ -62,20 +66,16 @@ def generate(total: int) -> None:
         cursor.execute("ANALYZE projects_project")
 
 
-def pull(base: str, headers: dict, total: int) -> None:
+def follow(page_url: Callable[[str | None], str], headers: dict, total: int | None) -> dict:
+    """Page from the start to the end, each request after the last: `page_url(watermark)` is the next page's URL;
+    the answer's items, its `total` (checked against what remains when `total` is given) and the next watermark."""
     watermark, count, pages, statuses, exact = None, 0, [], {}, 0
     start = time.perf_counter()
     while True:
-        query = {"ordering": "updatedDate", "limit": 100, "exclude": "data"}
-        if watermark:
-            query["updatedDate"] = f"gt:{watermark}"
         began = time.perf_counter()
         try:
             with urllib.request.urlopen(
-                urllib.request.Request(
-                    f"{base}/sandbox/api/v1/integration/projects?{urllib.parse.urlencode(query)}", headers=headers
-                ),
-                timeout=60,
+                urllib.request.Request(page_url(watermark), headers=headers), timeout=60
             ) as answer:
                 status, page = answer.status, json.load(answer)
         except urllib.error.HTTPError as error:
@@ -84,38 +84,88 @@ def pull(base: str, headers: dict, total: int) -> None:
         statuses[status] = statuses.get(status, 0) + 1
         if page is None:
             break
-        exact += page["total"] == total - count
+        if total is not None:
+            exact += page["total"] == total - count
         count += len(page["items"])
         if not page["items"]:
             break
-        watermark = page["items"][-1]["updatedDate"]
+        watermark = page.get("after") or page["items"][-1]["updatedDate"]
     seconds = time.perf_counter() - start
     tenth = max(1, len(pages) // 10)
-    print(f"\n{count:,} records in {seconds:.1f} s = {count / seconds:,.0f} records/s, {len(pages):,} pages")
-    print(f"  answers: {', '.join(f'{s}: {n}' for s, n in sorted(statuses.items()))}; totals exact: {exact}")
-    for name, part in (("first", pages[:tenth]), ("last", pages[-tenth:])):
-        print(f"  {name} tenth's pages: p50 {statistics.median(part) * 1000:.1f} ms, max {max(part) * 1000:.1f} ms")
-    print(f"  load average: {os.getloadavg()}")
+    return {
+        "count": count,
+        "rate": count / seconds,
+        "pages": len(pages),
+        "answers": ", ".join(f"{status}: {number:,}" for status, number in sorted(statuses.items())),
+        "exact": exact if total is not None else None,
+        "first": (statistics.median(pages[:tenth]) * 1000, max(pages[:tenth]) * 1000),
+        "last": (statistics.median(pages[-tenth:]) * 1000, max(pages[-tenth:]) * 1000),
+    }
+
+
+def service_pages(base: str) -> Callable[[str | None], str]:
+    def page_url(watermark: str | None) -> str:
+        query = {"ordering": "updatedDate", "limit": 100, "exclude": "data"}
+        if watermark:
+            query["updatedDate"] = f"gt:{watermark}"
+        return f"{base}/sandbox/api/v1/integration/projects?{urllib.parse.urlencode(query)}"
+
+    return page_url
+
+
+def baseline_pages(base: str, partner_id: int) -> Callable[[str | None], str]:
+    def page_url(watermark: str | None) -> str:
+        query = {
+            "partner": partner_id,
+            "environment": "sandbox",
+            "limit": 100,
+            **({"after": watermark} if watermark else {}),
+        }
+        return f"{base}/bench/baseline-page?{urllib.parse.urlencode(query)}"
+
+    return page_url
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--projects", type=int, default=100_000)
     parser.add_argument("--port", type=int, default=8797)
+    parser.add_argument("--before", type=Path, help="another checkout (a worktree of main) served and followed too")
     args = parser.parse_args()
 
     call_command("migrate", verbosity=0)
     token, key = partner_credentials(SLUG)
     generate(args.projects)
-    # SQL inserts pass the writes' version change by: without it, totals cached by an earlier run would be served
-    projects_changed(partner_id=Partner.objects.get(slug=SLUG).pk, environment="sandbox", created=True)
-    server = _setup.service_start(args.port)
+    partner_id = Partner.objects.get(slug=SLUG).pk
+    base = f"http://127.0.0.1:{args.port}"
+    headers = {"Authorization": f"Bearer {token}", "ClientID": key}
+    print(f"load average before the runs: {os.getloadavg()}", flush=True)
+    results = {}
+    server = _setup.baseline_start(args.port)
     try:
-        base = f"http://127.0.0.1:{args.port}"
-        pull(base, {"Authorization": f"Bearer {token}", "ClientID": key}, args.projects)
+        results["bare Django page (bench/baseline/)"] = follow(baseline_pages(base, partner_id), {}, None)
     finally:
         server.terminate()
         server.wait(timeout=30)
+    trees = {**({"before (" + str(args.before) + ")": args.before} if args.before else {}), "this tree": _setup.ROOT}
+    for name, root in trees.items():
+        # SQL inserts pass the writes' version change by, and a run must not find the last one's totals cached
+        projects_changed(partner_id=partner_id, environment="sandbox", created=True)
+        server = _setup.service_start(args.port, root=root)
+        try:
+            results[name] = follow(service_pages(base), headers, args.projects)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    print(f"\n{args.projects:,} projects, pages of 100 (exclude=data), one follower; load average {os.getloadavg()}")
+    print("| run | records/s | pages | answers | totals exact | first tenth p50 / max ms | last tenth p50 / max ms |")
+    print("|---|---|---|---|---|---|---|")
+    for name, result in results.items():
+        exact = "" if result["exact"] is None else f"{result['exact']:,}"
+        print(
+            f"| {name} | {result['rate']:,.0f} | {result['pages']:,} | {result['answers']} | {exact} | "
+            f"{result['first'][0]:.1f} / {result['first'][1]:.1f} | {result['last'][0]:.1f} / {result['last'][1]:.1f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -16,10 +16,16 @@ from exports.errors import ExportLinkExpired, ExportLinkInvalid, ExportsBusy
 from exports.links import link_expiry
 from exports.models import Export
 from exports.selectors import export_projects, exports_active_count, exports_expired, exports_stale
-from exports.snapshot import ProgressReporter, ndjson_write, progress_visible_elsewhere, snapshot
+from exports.snapshot import (
+    ProgressReporter,
+    ndjson_write,
+    progress_visible_elsewhere,
+    project_lines,
+    snapshot,
+    updated_date_of,
+)
 from exports.watermarks import watermark_of_empty_export
 from partners.models import User
-from projects.light_rows import project_rows
 from projects.serializers import iso_datetime
 
 BUSY_RETRY_AFTER_SECONDS = 30
@@ -128,9 +134,8 @@ def _export_write(export: Export) -> _Written:
                 )
                 progress.report(count=projects.count())
                 count, last = ndjson_write(
-                    project_rows(projects, exclude_data=export.exclude_data, chunk_size=settings.EXPORT_CHUNK_SIZE),
+                    project_lines(projects, exclude_data=export.exclude_data, chunk_size=settings.EXPORT_CHUNK_SIZE),
                     out,
-                    exclude_data=export.exclude_data,
                     progress_every=settings.EXPORT_PROGRESS_EVERY,
                     on_progress=lambda done: progress.report(done=done),
                 )
@@ -142,7 +147,7 @@ def _export_write(export: Export) -> _Written:
         progress.close()
         if spool is not None:
             spool.unlink(missing_ok=True)
-    watermark = last if last is not None else watermark_of_empty_export(export.updated_date_filter)
+    watermark = updated_date_of(last) if last is not None else watermark_of_empty_export(export.updated_date_filter)
     return _Written(file_name=file_name, file_size=size, count=count, watermark=watermark)
 
 

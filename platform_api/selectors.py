@@ -8,8 +8,10 @@ from django.db.models import Q, QuerySet
 
 from partners.models import Partner
 from partners.selectors import client_id_hash
+from platform_api.change_items import CHANGE_ITEM_SUFFIX, change_item_prefix, change_item_project_members
 from platform_api.models import PlatformKey
 from projects.change_log import followers_visible
+from projects.json_sql import projects_json
 from projects.light_rows import ProjectRow, project_rows
 from projects.models import Project
 
@@ -25,8 +27,8 @@ class ChangesPage:
     has_more: bool
 
 
-def project_changes(*, environment: str, after: tuple[datetime, uuid.UUID] | None, limit: int) -> ChangesPage:
-    """The next `limit` projects of every partner in this environment, in the change order (updatedDate, then
+def _changes(*, environment: str, after: tuple[datetime, uuid.UUID] | None, limit: int) -> QuerySet[Project]:
+    """The next `limit` + 1 projects of every partner in this environment, in the change order (updatedDate, then
     id) after the position `after`: each at its latest change, since a project has one updatedDate. Only what
     followers may be served now (projects.change_log.followers_visible)."""
     projects = followers_visible(Project.objects.filter(environment=environment))
@@ -36,8 +38,31 @@ def project_changes(*, environment: str, after: tuple[datetime, uuid.UUID] | Non
         projects = projects.filter(updated_date__gte=updated_date).filter(
             Q(updated_date__gt=updated_date) | Q(id__gt=project_id)
         )
-    rows = list(project_rows(projects.order_by("updated_date", "id")[: limit + 1], partner_slug=True))
+    return projects.order_by("updated_date", "id")[: limit + 1]
+
+
+def project_changes(*, environment: str, after: tuple[datetime, uuid.UUID] | None, limit: int) -> ChangesPage:
+    """The next `limit` changes (_changes) as light rows, for the feed's items written in Python."""
+    rows = list(project_rows(_changes(environment=environment, after=after, limit=limit), partner_slug=True))
     return ChangesPage(projects=rows[:limit], has_more=len(rows) > limit)
+
+
+@dataclass(frozen=True)
+class ChangesJSONPage:
+    items: list[str]  # each item's JSON, as ChangesView writes it
+    has_more: bool
+
+
+def project_changes_json(*, environment: str, after: tuple[datetime, uuid.UUID] | None, limit: int) -> ChangesJSONPage:
+    """The next `limit` changes (_changes) as the feed's items, their JSON written by PostgreSQL."""
+    items = projects_json(
+        _changes(environment=environment, after=after, limit=limit),
+        exclude_data=False,
+        extra=change_item_project_members(),
+        prefix=change_item_prefix(),
+        suffix=CHANGE_ITEM_SUFFIX,
+    )
+    return ChangesJSONPage(items=items[:limit], has_more=len(items) > limit)
 
 
 def platform_project_get(*, project_id: str, locating_only: bool = False) -> Project | None:

@@ -1,5 +1,6 @@
 """/platform/api/v1/: the project platform's reads across partners and its writes of its own fields (CONTRACT §13)."""
 
+import json
 import math
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -13,11 +14,16 @@ from integration_service.errors import ServiceError
 from integration_service.openapi import problem_responses
 from partners.selectors import partner_get_by_slug
 from platform_api.authentication import PlatformKeyAuthentication, PlatformKeyScopeAllows
-from platform_api.cursors import cursor_encode
+from platform_api.change_items import change_item
 from platform_api.models import PlatformKey
 from platform_api.openapi import PATCH_EXAMPLES, PLATFORM_PROBLEMS
 from platform_api.patches import platform_patch_changes
-from platform_api.selectors import platform_project_get, platform_project_list, project_changes
+from platform_api.selectors import (
+    platform_project_get,
+    platform_project_list,
+    project_changes,
+    project_changes_json,
+)
 from platform_api.serializers import (
     ChangesPageSerializer,
     ChangesQuerySerializer,
@@ -28,8 +34,10 @@ from platform_api.serializers import (
     unknown_parameter_errors,
 )
 from platform_api.services import ProjectGone, project_etag, project_platform_update
+from projects.json_sql import json_sql_available
 from projects.models import Project
-from projects.serializers import project_pulled_representation, project_representation
+from projects.renderers import PrerenderedJSONRenderer, json_object_with_items
+from projects.serializers import project_representation
 
 
 class MergePatchJSONParser(StrictJSONParser):
@@ -49,12 +57,6 @@ class PlatformView(APIView):
     permission_classes = [PlatformKeyScopeAllows]
     throttle_classes = []
     schema_tag = "platform"
-
-
-def _change_type(project: Project) -> str:
-    if project.deleted_date is not None:
-        return "project.deleted"
-    return "project.created" if project.submitted_date == project.updated_date else "project.updated"
 
 
 def _platform_project(project: Project) -> dict:
@@ -99,6 +101,7 @@ class ChangesView(PlatformView):
     """GET changes: every partner's project changes in one order, resumable by cursor."""
 
     operation_name = "list_changes"
+    renderer_classes = [PrerenderedJSONRenderer]
 
     @extend_schema(
         summary="Follow every change",
@@ -112,20 +115,16 @@ class ChangesView(PlatformView):
     )
     def get(self, request: Request) -> Response:
         query = _validated(ChangesQuerySerializer, request, ("after", "limit", "environment"))
-        page = project_changes(environment=query["environment"], after=query.get("after"), limit=query["limit"])
-        items = []
-        for project in page.projects:
-            body = project_pulled_representation(project)
-            items.append(
-                {
-                    "cursor": cursor_encode(updated_date=project.updated_date, project_id=project.id),
-                    "partner": project.partner_slug,
-                    "environment": project.environment,
-                    "type": _change_type(project),
-                    "project": {**body, "partner": project.partner_slug},
-                }
+        after = request.query_params.get("after")
+        if json_sql_available():  # PostgreSQL writes the items' JSON (projects/json_sql.py)
+            page = project_changes_json(
+                environment=query["environment"], after=query.get("after"), limit=query["limit"]
             )
-        next_cursor = items[-1]["cursor"] if items else request.query_params.get("after")
+            next_cursor = json.loads(page.items[-1])["cursor"] if page.items else after
+            return Response(json_object_with_items(page.items, nextCursor=next_cursor, hasMore=page.has_more))
+        page = project_changes(environment=query["environment"], after=query.get("after"), limit=query["limit"])
+        items = [change_item(project) for project in page.projects]
+        next_cursor = items[-1]["cursor"] if items else after
         return Response({"items": items, "nextCursor": next_cursor, "hasMore": page.has_more})
 
 

@@ -1,6 +1,6 @@
-"""Projects read as light rows rather than model instances, for the reads that write many projects out (an export,
-a page of the platform's feed): a row reads as a Project does for project_representation, at a fraction of the cost
-of building a model instance (half an export's time, most of a feed page's)."""
+"""Projects read as light rows rather than model instances, for the reads that write many projects out in Python (an
+export, a page of the platform's feed, on SQLite: PostgreSQL writes their JSON itself, projects/json_sql.py): a row
+reads as a Project does for project_representation, at a fraction of the cost of building a model instance."""
 
 from collections import namedtuple
 from collections.abc import Iterator

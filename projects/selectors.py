@@ -16,9 +16,25 @@ def project_get(*, partner_id: int, environment: str, project_id: str) -> Projec
     return Project.objects.for_partner(partner_id, environment).filter(pk=pk).first()
 
 
-def project_list(*, partner_id: int, environment: str, filters: dict) -> QuerySet[Project]:
-    """The partner's projects in this environment, filtered and ordered as the query string says."""
+def _project_filter(*, partner_id: int, environment: str, filters: dict) -> ProjectFilter:
     filterset = ProjectFilter(data=filters, queryset=Project.objects.for_partner(partner_id, environment))
     if not filterset.is_valid():
         raise ValidationError(filterset.errors)
-    return filterset.qs
+    return filterset
+
+
+def project_list(*, partner_id: int, environment: str, filters: dict) -> QuerySet[Project]:
+    """The partner's projects in this environment, filtered and ordered as the query string says."""
+    return _project_filter(partner_id=partner_id, environment=environment, filters=filters).qs
+
+
+def project_lists(
+    *, partner_id: int, environment: str, filters: dict, without: str
+) -> tuple[QuerySet[Project], QuerySet[Project]]:
+    """project_list, and the same list without its `without` filter, from one reading of the query string."""
+    filterset = _project_filter(partner_id=partner_id, environment=environment, filters=filters)
+    others = filterset.queryset
+    for name, value in filterset.form.cleaned_data.items():
+        if name != without:
+            others = filterset.filters[name].filter(others, value)
+    return filterset.qs, others

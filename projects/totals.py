@@ -46,13 +46,15 @@ def projects_changed(*, partner_id: int, environment: str, created: bool) -> Non
     transaction.on_commit(replace_versions)
 
 
-def _version(partner_id: int, environment: str, kind: str) -> int:
-    key = _version_key(partner_id, environment, kind)
-    version = cache.get(key)
-    if version is None:
-        cache.add(key, time.time_ns(), timeout=None)
-        version = cache.get(key)
-    return version
+def _versions(partner_id: int, environment: str, kinds: list[str]) -> list[int]:
+    """The data versions of these kinds, read in one round trip (a missing one is started, and read again)."""
+    keys = [_version_key(partner_id, environment, kind) for kind in kinds]
+    found = cache.get_many(keys)
+    for key in keys:
+        if found.get(key) is None:
+            cache.add(key, time.time_ns(), timeout=None)
+            found[key] = cache.get(key)
+    return [found[key] for key in keys]
 
 
 def _follower_watermark(filters: dict) -> datetime | None:
@@ -90,9 +92,7 @@ def project_total(
     if not settings.PROJECT_TOTALS_CACHED:
         return queryset.count()
     criteria = sorted((name, value) for name, value in filters.items() if name not in PAGING_PARAMETERS)
-    versions = [_version(partner_id, environment, "created")]
-    if "updatedDate" in filters:
-        versions.append(_version(partner_id, environment, "updated"))
+    versions = _versions(partner_id, environment, ["created", "updated"] if "updatedDate" in filters else ["created"])
     signature = hashlib.sha256(urlencode(criteria).encode()).hexdigest()[:32]
     key = f"projects-total:{partner_id}:{environment}:{'-'.join(map(str, versions))}:{signature}"
     watermark = _follower_watermark(filters) if unfiltered is not None else None

@@ -11,8 +11,10 @@ from integration_service.problems import PROBLEM_CONTENT_TYPE
 from projects.change_log import followers_visible
 from projects.errors import ProjectGone
 from projects.filters import ORDERING_CHOICES
+from projects.json_sql import json_sql_available, projects_json
 from projects.pagination import page_of
-from projects.selectors import project_get, project_list
+from projects.renderers import PrerenderedJSONRenderer, json_object_with_items
+from projects.selectors import project_get, project_lists
 from projects.serializers import ProjectPageQuerySerializer, ProjectPageSerializer, ProjectSerializer
 from projects.totals import project_total
 
@@ -77,6 +79,7 @@ class ProjectListView(APIView):
 
     operation_name = "list_projects"
     schema_tag = "pull"
+    renderer_classes = [PrerenderedJSONRenderer]
 
     @extend_schema(
         summary="List projects",
@@ -102,8 +105,11 @@ class ProjectListView(APIView):
         excluded, exclude_errors = _excluded_members(params)
         errors.update(exclude_errors)
         try:
-            projects = project_list(
-                partner_id=request.client_id.partner_id, environment=environment, filters=request.query_params
+            projects, unfiltered = project_lists(
+                partner_id=request.client_id.partner_id,
+                environment=environment,
+                filters=request.query_params,
+                without="updatedDate",
             )
         except ValidationError as invalid:
             errors.update(invalid.detail)
@@ -114,11 +120,7 @@ class ProjectListView(APIView):
             partner_id=request.client_id.partner_id,
             environment=environment,
             filters=params,
-            unfiltered=project_list(
-                partner_id=request.client_id.partner_id,
-                environment=environment,
-                filters={name: value for name, value in params.items() if name != "updatedDate"},
-            ),
+            unfiltered=unfiltered,
         )
         following = params.get("ordering") == "updatedDate"  # the order a follower pages in (CONTRACT §6)
         if following:
@@ -126,7 +128,16 @@ class ProjectListView(APIView):
             # committing (projects/change_log.py). Rows past it are the newest: they can only be missing from the
             # end, so pages are found from the front. The total counts every committed match.
             projects = followers_visible(projects)
-        page = page_of(projects, **paging.validated_data, total=total, seek_from_end=not following)
+        in_database = json_sql_available()  # PostgreSQL writes the items' JSON (projects/json_sql.py)
+        page = page_of(
+            projects,
+            **paging.validated_data,
+            total=total,
+            seek_from_end=not following,
+            read=(lambda rows: projects_json(rows, exclude_data="data" in excluded)) if in_database else list,
+        )
+        if in_database:
+            return Response(json_object_with_items(**page))
         page["items"] = ProjectSerializer(page["items"], many=True, context={"exclude": excluded}).data
         return Response(page)
 

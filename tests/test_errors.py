@@ -60,7 +60,7 @@ def test_a_crash_is_a_500_problem_without_traceback(sandbox_client, monkeypatch,
     def explode(**kwargs):
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr("projects.views.project_list", explode)
+    monkeypatch.setattr("projects.views.project_lists", explode)
 
     with override_settings(DEBUG=debug):
         response = sandbox_client.get(url(SANDBOX, "project-list"))
@@ -99,7 +99,7 @@ def test_a_database_outage_is_a_503_problem_with_retry_after(sandbox_client, mon
     def unavailable(**kwargs):
         raise error
 
-    monkeypatch.setattr("projects.views.project_list", unavailable)
+    monkeypatch.setattr("projects.views.project_lists", unavailable)
 
     response = sandbox_client.get(url(SANDBOX, "project-list"))
 

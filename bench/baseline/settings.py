@@ -1,5 +1,6 @@
-"""A bare Django app for bench/push_load.py's baseline: one upsert per request, no middleware, no apps, nothing of
-the service's but its database settings and the request-reading limits its gunicorn worker reads.
+"""A bare Django app for the benchmarks' baselines: one upsert per request (bench/push_load.py), or one page of
+projects read (bench/pull_rate.py, bench/platform_feed.py); no middleware, no apps, nothing of the service's but its
+database settings and the request-reading limits its gunicorn worker reads.
 
     DJANGO_SETTINGS_MODULE=bench.baseline.settings gunicorn -c gunicorn.conf.py bench.baseline.wsgi:application
 """

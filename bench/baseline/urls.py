@@ -1,5 +1,5 @@
 from django.urls import path
 
-from bench.baseline.views import upsert
+from bench.baseline.views import page, upsert
 
-urlpatterns = [path("bench/baseline-upsert", upsert)]
+urlpatterns = [path("bench/baseline-upsert", upsert), path("bench/baseline-page", page)]

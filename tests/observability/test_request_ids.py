@@ -154,7 +154,7 @@ def test_a_crash_logs_its_traceback_under_the_same_request_id(sandbox_client, mo
     def explode(**kwargs):
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr("projects.views.project_list", explode)
+    monkeypatch.setattr("projects.views.project_lists", explode)
 
     response = sandbox_client.get(url(SANDBOX, "project-list"), HTTP_X_REQUEST_ID="crash-1")
 

@@ -233,9 +233,11 @@ def test_a_crash_or_an_outage_is_a_problem_not_a_page(platform_client, monkeypat
     client = APIClient(raise_request_exception=False)
     client.credentials(HTTP_AUTHORIZATION=platform_client._credentials["HTTP_AUTHORIZATION"])
 
-    monkeypatch.setattr(views, "project_changes", lambda **kwargs: 1 / 0)
+    for selector in ("project_changes", "project_changes_json"):  # SQLite's feed, PostgreSQL's
+        monkeypatch.setattr(views, selector, lambda **kwargs: 1 / 0)
     crashed = client.get(platform_url("changes"))
-    monkeypatch.setattr(views, "project_changes", lambda **kwargs: (_ for _ in ()).throw(OperationalError("down")))
+    for selector in ("project_changes", "project_changes_json"):
+        monkeypatch.setattr(views, selector, lambda **kwargs: (_ for _ in ()).throw(OperationalError("down")))
     unavailable = client.get(platform_url("changes"))
 
     assert crashed.status_code == HTTPStatus.INTERNAL_SERVER_ERROR
