@@ -57,7 +57,7 @@ def problem(status: int, detail: str, code: str) -> dict:
     }
 
 
-def tests_database_url() -> str:
+def database_url_of_tests() -> str:
     """DATABASE_URL of the test database (PostgreSQL), for the processes a test starts."""
     from django.conf import settings
 

@@ -22,7 +22,7 @@ from django_tasks_db.models import DBTaskResult
 from mappings.models import ReprocessRun
 from mappings.reprocessing import reprocess_run_request
 from mappings.tasks import reprocess_partner_projects
-from tests.conftest import SANDBOX, tests_database_url, token_for, url
+from tests.conftest import SANDBOX, database_url_of_tests, token_for, url
 from tests.webhooks.conftest import Receiver
 from webhooks.choices import DeliveryStatus
 from webhooks.models import WebhookDelivery
@@ -75,7 +75,7 @@ def environment(django_db_setup) -> dict[str, str]:
     """What every process of the deployment reads: one database, one Redis (when up), one secret."""
     env = {
         **os.environ,
-        "DATABASE_URL": tests_database_url(),
+        "DATABASE_URL": database_url_of_tests(),
         "DEBUG": "0",
         "SECRET_KEY": settings.SECRET_KEY,
         "ALLOWED_HOSTS": "127.0.0.1",

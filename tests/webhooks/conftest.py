@@ -20,7 +20,7 @@ from django.utils import timezone
 from django_tasks import task_backends
 from django_tasks.base import TaskResultStatus
 
-from tests.conftest import tests_database_url
+from tests.conftest import database_url_of_tests
 
 ROOT = Path(__file__).resolve().parents[2]
 DUMMY_TASKS = {"default": {"BACKEND": "django_tasks.backends.dummy.DummyBackend", "QUEUES": ["default", "webhooks"]}}
@@ -153,7 +153,7 @@ def db_worker_process(*arguments: str, stdout=subprocess.DEVNULL, **environment:
     `environment` adds or overrides variables."""
     env = {
         **os.environ,
-        "DATABASE_URL": tests_database_url(),
+        "DATABASE_URL": database_url_of_tests(),
         "DEBUG": "0",
         "SECRET_KEY": settings.SECRET_KEY,
         "TASKS_BACKEND": "django_tasks_db.DatabaseBackend",
