@@ -89,10 +89,6 @@ def project_lines(projects: QuerySet[Project], *, exclude_data: bool, chunk_size
     this one is written (_read_ahead), so that the database and Python work at once; elsewhere by Python."""
     if json_sql_available():
         sql, params = projects_json_rows(projects, exclude_data=exclude_data).query.sql_with_params()
-        with connection.cursor() as cursor:
-            # The JIT would compile the JSON's long expression for seconds (projects.json_sql.jit_off); the snapshot
-            # is this function's caller's transaction, so the setting is for it alone.
-            cursor.execute("SET LOCAL jit = off")
         with connection.connection.cursor(name=f"export_{uuid.uuid4().hex}") as rows:  # in the snapshot
             rows.execute(sql, params)
             for chunk in _read_ahead(lambda: rows.fetchmany(chunk_size)):

@@ -115,6 +115,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
     # A database host that drops packets must not hold a request (or /readyz) until the kernel gives up on TCP.
     DATABASES["default"]["OPTIONS"]["connect_timeout"] = env_int("DATABASE_CONNECT_TIMEOUT_SECONDS", 5)
+    # PostgreSQL's JIT compiles a long expression for seconds once a plan's estimated cost passes jit_above_cost: the
+    # JSON projects/json_sql.py has the database write, on a deep page or an export (10.5 s for one 2,000-row fetch).
+    # Statements as short as the service's gain nothing from it, so it is off for every connection.
+    options = DATABASES["default"]["OPTIONS"].get("options", "")
+    DATABASES["default"]["OPTIONS"]["options"] = f"{options} -c jit=off".strip()
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # `make run` shares one SQLite file between gunicorn's threads and the worker. A deferred transaction that has
     # read cannot wait for another writer (SQLite refuses at once: "database is locked"); one that takes the write

@@ -12,7 +12,6 @@ projects.platform_fields), so a new field appears in both. SQLite keeps the Pyth
 
 import functools
 import json
-import weakref
 from collections.abc import Sequence
 
 from django.db import connection
@@ -203,24 +202,6 @@ def json_sql_available() -> bool:
     return connection.vendor == "postgresql"
 
 
-_JIT_OFF: weakref.WeakSet = weakref.WeakSet()
-
-
-def jit_off() -> None:
-    """Switch PostgreSQL's JIT off for the connection (once), before the statements of the JSON: it would compile
-    their long expression for seconds whenever a plan's estimated cost passes jit_above_cost (a deep page, an
-    export). Inside a transaction it does nothing (a setting made there would not outlive a rollback): a caller
-    that reads in its own transaction, as an export does, runs `SET LOCAL jit = off` there."""
-    if connection.in_atomic_block:
-        return
-    connection.ensure_connection()
-    raw = connection.connection
-    if raw not in _JIT_OFF:
-        with connection.cursor() as cursor:
-            cursor.execute("SET jit = off")
-        _JIT_OFF.add(raw)
-
-
 def projects_json_rows(projects: QuerySet[Project], *, exclude_data: bool, **wrapper: tuple) -> QuerySet:
     """`projects` as rows for json_joined (a values_list, in the queryset's order), wrapped as project_json_columns
     says. PostgreSQL only."""
@@ -234,6 +215,5 @@ def projects_json_rows(projects: QuerySet[Project], *, exclude_data: bool, **wra
 def projects_json(projects: QuerySet[Project], *, exclude_data: bool, **wrapper: tuple) -> list[str]:
     """The JSON text of each project, in the queryset's order, as project_pulled_representation writes it, wrapped
     as project_json_columns says. PostgreSQL only."""
-    jit_off()
     rows = projects_json_rows(projects, exclude_data=exclude_data, **wrapper)
     return [json_joined(row) for row in rows]
