@@ -4,7 +4,7 @@ import json
 import math
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework.exceptions import NotFound, UnsupportedMediaType, ValidationError
+from rest_framework.exceptions import NotFound, ParseError, UnsupportedMediaType, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -223,6 +223,8 @@ class ProjectDetailView(PlatformView):
             raise PreconditionRequired()
         if not request.content_type:
             raise UnsupportedMediaType("", detail="Send the patch as application/merge-patch+json or application/json.")
+        if request.stream is None:  # DRF reads no body as {}: a no-op 200 a client that lost its body would trust
+            raise ParseError("The body is empty: send a JSON object, a merge patch of stage, milestones and note.")
         changes = platform_patch_changes(request.data)
         platform_key: PlatformKey = request.auth
         update = project_platform_update(project=project, if_match=if_match, changes=changes, platform_key=platform_key)

@@ -316,6 +316,19 @@ def test_a_body_that_is_not_json_is_400(platform_client, project):
     assert response.json()["code"] == "parse_error"
 
 
+@pytest.mark.parametrize("content_type", ["application/json", "application/merge-patch+json"])
+def test_an_empty_body_is_400_not_an_empty_patch(platform_client, project, content_type):
+    # A client that lost its body must not read 200 as "written"; `{}` is how to send nothing (kept as a 200).
+    response = patch(platform_client, project, b"", content_type=content_type)
+
+    assert response.status_code == HTTPStatus.BAD_REQUEST
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json()["code"] == "parse_error"
+    assert response.json()["detail"] == (
+        "The body is empty: send a JSON object, a merge patch of stage, milestones and note."
+    )
+
+
 @pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "application/*", ""])
 def test_another_content_type_is_415(platform_client, project, content_type):
     response = patch(platform_client, project, '{"stage": "design"}', content_type=content_type)
