@@ -96,9 +96,8 @@ def events_replay(
     """`limit` replayable events after `after` as [(position, body)], and whether more follow."""
     events = events_replay_queryset(partner_id=partner_id, environment=environment, after=after, event_type=event_type)
     rows = list(events.values_list("writer_xid", "created_at", "id", "body")[: limit + 1])
-    return [(EventPosition(xid, created_at, event_id), body) for xid, created_at, event_id, body in rows[:limit]], (
-        len(rows) > limit
-    )
+    page = [(EventPosition(xid, created_at, event_id), body) for xid, created_at, event_id, body in rows[:limit]]
+    return page, len(rows) > limit
 
 
 # --- deliveries overdue (/readyz, the admin, the portal) ----------------------------------------------------------
