@@ -26,6 +26,7 @@ import _setup
 from django.conf import settings
 from django.core.management import call_command
 from django.db import connection
+from django.db.models import Max
 from django.utils import timezone
 from rest_framework_simplejwt.tokens import AccessToken
 
@@ -37,7 +38,6 @@ from webhooks.selectors import events_replay_queryset
 
 PARTNERS = 50
 WINDOW = timedelta(days=29)
-FIRST_XID = 1000
 
 
 def generate(total: int) -> list[Partner]:
@@ -51,8 +51,11 @@ def generate(total: int) -> list[Partner]:
     print(f"generating {total:,} events ...", flush=True)
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM webhooks_webhookevent WHERE partner_id = ANY(%s)", [ids])
-        # Each event its own writing transaction, as a push writes it: the xid trigger is off while they are written
-        # (replica mode fires no ordinary trigger) so that writer_xid can be given, rising with created_at.
+        # Events written by many transactions, as pushes and batches write them: the xid trigger is off while they
+        # are generated (replica mode fires no ordinary trigger) so that writer_xid can be given, rising with
+        # created_at from 1 to below this transaction's own (every one of them ended, as the replay requires).
+        cursor.execute("SELECT pg_current_xact_id()::text::bigint")
+        (below,) = cursor.fetchone()
         cursor.execute("SET session_replication_role = replica")
         # Each partner's events evenly over the window (one in ten a project.created), ~700-byte bodies shaped as a
         # project event's, the partners' events interleaved in the table as pushes would write them.
@@ -60,7 +63,8 @@ def generate(total: int) -> list[Partner]:
             """
             INSERT INTO webhooks_webhookevent (id, partner_id, environment, type, created_at, writer_xid, body)
             SELECT 'evt_' || md5(g::text), (%(ids)s::bigint[])[1 + g %% %(partners)s], 'sandbox', kind,
-                   at, %(first_xid)s + g, json_build_object('type', kind, 'id', 'evt_' || md5(g::text),
+                   at, 1 + g::bigint * (%(below)s::bigint - 2) / %(total)s,
+                   json_build_object('type', kind, 'id', 'evt_' || md5(g::text),
                        'timestamp', to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
                        'data', json_build_object('id', md5(g::text)::uuid, 'externalId', 'E-' || g,
                            'name', 'Residence ' || g || ' PV', 'status', 'contracted', 'city', 'Portland',
@@ -74,7 +78,7 @@ def generate(total: int) -> list[Partner]:
                          now() - %(window)s::interval + (g::float / %(total)s) * %(window)s::interval AS at
                   FROM generate_series(1, %(total)s) AS g) AS generated
             """,
-            {"ids": ids, "partners": PARTNERS, "total": total, "window": WINDOW, "first_xid": FIRST_XID},
+            {"ids": ids, "partners": PARTNERS, "total": total, "window": WINDOW, "below": below},
         )
         cursor.execute("SET session_replication_role = DEFAULT")
     print("vacuum analyze ...", flush=True)
@@ -103,11 +107,11 @@ def credentials(partner: Partner) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}", "ClientID": key}
 
 
-def random_cursor(total: int, *, at_end: bool = False) -> str:
+def random_cursor(last_xid: int, *, at_end: bool = False) -> str:
     """A cursor anywhere among the events (a position, whether or not an event sits exactly there), or after the
     last."""
-    number = total + 1 if at_end else random.randint(1, total)
-    return event_cursor(EventPosition(FIRST_XID + number, timezone.now() - WINDOW, "evt_" + "0" * 32))
+    xid = last_xid + 1 if at_end else random.randint(1, last_xid)
+    return event_cursor(EventPosition(xid, timezone.now() - WINDOW, "evt_" + "0" * 32))
 
 
 def main() -> None:
@@ -121,17 +125,18 @@ def main() -> None:
     partners = generate(args.events)
     headers = {partner.pk: credentials(partner) for partner in partners}
     random.seed(11)
+    last_xid = WebhookEvent.objects.filter(partner__in=partners).aggregate(Max("writer_xid"))["writer_xid__max"]
 
     shapes = {
         "first page (no after), limit 100": lambda: {"limit": 100},
-        "any cursor, limit 100": lambda: {"limit": 100, "after": random_cursor(args.events)},
-        "any cursor, limit 1000": lambda: {"limit": 1000, "after": random_cursor(args.events)},
+        "any cursor, limit 100": lambda: {"limit": 100, "after": random_cursor(last_xid)},
+        "any cursor, limit 1000": lambda: {"limit": 1000, "after": random_cursor(last_xid)},
         "any cursor, type=project.created (1 in 10)": lambda: {
             "limit": 100,
             "type": "project.created",
-            "after": random_cursor(args.events),
+            "after": random_cursor(last_xid),
         },
-        "caught up (cursor at the end)": lambda: {"after": random_cursor(args.events, at_end=True)},
+        "caught up (cursor at the end)": lambda: {"after": random_cursor(last_xid, at_end=True)},
         "malformed cursor (400)": lambda: {"after": base64.urlsafe_b64encode(b"nope").decode().rstrip("=")},
     }
 
@@ -168,7 +173,7 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=30)
 
-    after = EventPosition(FIRST_XID + args.events // 2, timezone.now() - WINDOW, "evt_" + "0" * 32)
+    after = EventPosition(last_xid // 2, timezone.now() - WINDOW, "evt_" + "0" * 32)
     queryset = events_replay_queryset(partner_id=partners[0].pk, environment="sandbox", after=after, event_type=None)
     sql, params = queryset[:101].query.sql_with_params()
     with connection.cursor() as cursor:

@@ -91,7 +91,12 @@ def followers_visible(queryset: QuerySet, *, xid_field: str = "change_xid") -> Q
     then running. `xid_field`: the column a trigger fills with the writing transaction's xid."""
     if connection.vendor != "postgresql":
         return queryset
-    return queryset.filter(Q(**{f"{xid_field}__lt": _BELOW_HORIZON}) | Q(**{xid_field: _OWN_XID}))
+    below_horizon = Q(**{f"{xid_field}__lt": _BELOW_HORIZON})
+    if not connection.in_atomic_block:
+        # A statement of its own has written nothing before it. The plain range stays an index condition; with
+        # the OR, the planner may read the whole rest of the range and sort it (a replay page of 1,000: 450 ms).
+        return queryset.filter(below_horizon)
+    return queryset.filter(below_horizon | Q(**{xid_field: _OWN_XID}))
 
 
 class StampBehind(Exception):
