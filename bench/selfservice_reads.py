@@ -26,12 +26,13 @@ import _setup
 from django.conf import settings
 from django.core.management import call_command
 from django.db import connection
+from django.db.models import Max
 from django.utils import timezone
 from rest_framework_simplejwt.tokens import AccessToken
 
 from partners.models import Partner, User
 from partners.services import client_id_issue
-from webhooks.cursors import event_cursor
+from webhooks.cursors import EventPosition, event_cursor
 from webhooks.models import WebhookEvent
 from webhooks.selectors import events_replay_queryset
 
@@ -50,13 +51,20 @@ def generate(total: int) -> list[Partner]:
     print(f"generating {total:,} events ...", flush=True)
     with connection.cursor() as cursor:
         cursor.execute("DELETE FROM webhooks_webhookevent WHERE partner_id = ANY(%s)", [ids])
+        # Events written by many transactions, as pushes and batches write them: the xid trigger is off while they
+        # are generated (replica mode fires no ordinary trigger) so that writer_xid can be given, rising with
+        # created_at from 1 to below this transaction's own (every one of them ended, as the replay requires).
+        cursor.execute("SELECT pg_current_xact_id()::text::bigint")
+        (below,) = cursor.fetchone()
+        cursor.execute("SET session_replication_role = replica")
         # Each partner's events evenly over the window (one in ten a project.created), ~700-byte bodies shaped as a
         # project event's, the partners' events interleaved in the table as pushes would write them.
         cursor.execute(
             """
-            INSERT INTO webhooks_webhookevent (id, partner_id, environment, type, created_at, body)
+            INSERT INTO webhooks_webhookevent (id, partner_id, environment, type, created_at, writer_xid, body)
             SELECT 'evt_' || md5(g::text), (%(ids)s::bigint[])[1 + g %% %(partners)s], 'sandbox', kind,
-                   at, json_build_object('type', kind, 'id', 'evt_' || md5(g::text),
+                   at, 1 + g::bigint * (%(below)s::bigint - 2) / %(total)s,
+                   json_build_object('type', kind, 'id', 'evt_' || md5(g::text),
                        'timestamp', to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
                        'data', json_build_object('id', md5(g::text)::uuid, 'externalId', 'E-' || g,
                            'name', 'Residence ' || g || ' PV', 'status', 'contracted', 'city', 'Portland',
@@ -70,8 +78,9 @@ def generate(total: int) -> list[Partner]:
                          now() - %(window)s::interval + (g::float / %(total)s) * %(window)s::interval AS at
                   FROM generate_series(1, %(total)s) AS g) AS generated
             """,
-            {"ids": ids, "partners": PARTNERS, "total": total, "window": WINDOW},
+            {"ids": ids, "partners": PARTNERS, "total": total, "window": WINDOW, "below": below},
         )
+        cursor.execute("SET session_replication_role = DEFAULT")
     print("vacuum analyze ...", flush=True)
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE webhooks_webhookevent")
@@ -98,10 +107,11 @@ def credentials(partner: Partner) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}", "ClientID": key}
 
 
-def random_cursor(start, end) -> str:
-    """A cursor anywhere in the window (a position, whether or not an event sits exactly there)."""
-    at = start + (end - start) * random.random()
-    return event_cursor(created_at=at, event_id="evt_" + "0" * 32)
+def random_cursor(last_xid: int, *, at_end: bool = False) -> str:
+    """A cursor anywhere among the events (a position, whether or not an event sits exactly there), or after the
+    last."""
+    xid = last_xid + 1 if at_end else random.randint(1, last_xid)
+    return event_cursor(EventPosition(xid, timezone.now() - WINDOW, "evt_" + "0" * 32))
 
 
 def main() -> None:
@@ -114,20 +124,19 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     partners = generate(args.events)
     headers = {partner.pk: credentials(partner) for partner in partners}
-    now = timezone.now()
-    start, end = now - WINDOW, now - timedelta(minutes=1)
     random.seed(11)
+    last_xid = WebhookEvent.objects.filter(partner__in=partners).aggregate(Max("writer_xid"))["writer_xid__max"]
 
     shapes = {
         "first page (no after), limit 100": lambda: {"limit": 100},
-        "any cursor, limit 100": lambda: {"limit": 100, "after": random_cursor(start, end)},
-        "any cursor, limit 1000": lambda: {"limit": 1000, "after": random_cursor(start, end)},
+        "any cursor, limit 100": lambda: {"limit": 100, "after": random_cursor(last_xid)},
+        "any cursor, limit 1000": lambda: {"limit": 1000, "after": random_cursor(last_xid)},
         "any cursor, type=project.created (1 in 10)": lambda: {
             "limit": 100,
             "type": "project.created",
-            "after": random_cursor(start, end),
+            "after": random_cursor(last_xid),
         },
-        "caught up (cursor at the end)": lambda: {"after": random_cursor(end, end)},
+        "caught up (cursor at the end)": lambda: {"after": random_cursor(last_xid, at_end=True)},
         "malformed cursor (400)": lambda: {"after": base64.urlsafe_b64encode(b"nope").decode().rstrip("=")},
     }
 
@@ -164,7 +173,7 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=30)
 
-    after = (start + WINDOW / 2, "evt_" + "0" * 32)
+    after = EventPosition(last_xid // 2, timezone.now() - WINDOW, "evt_" + "0" * 32)
     queryset = events_replay_queryset(partner_id=partners[0].pk, environment="sandbox", after=after, event_type=None)
     sql, params = queryset[:101].query.sql_with_params()
     with connection.cursor() as cursor:

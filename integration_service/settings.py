@@ -331,9 +331,6 @@ READINESS_DETAILS = {"webhookDeliveries": "webhooks.selectors.deliveries_overdue
 WEBHOOK_DRAIN_REQUEST_STALE_SECONDS = float(os.environ.get("WEBHOOK_DRAIN_REQUEST_STALE_SECONDS") or 300)
 # Events are kept (and replayable through GET integration/events) this many days; prune_webhook_events deletes older.
 WEBHOOK_EVENT_RETENTION_DAYS = env_int("WEBHOOK_EVENT_RETENTION_DAYS", 30)
-# The replay shows an event once it is this old, so a cursor does not pass an event still uncommitted (see
-# docs/decisions.md, "Event replay").
-WEBHOOK_EVENT_REPLAY_SETTLE_SECONDS = float(os.environ.get("WEBHOOK_EVENT_REPLAY_SETTLE_SECONDS") or 5)
 
 # --- E-mail to partners' users (clearance); console unless EMAIL_HOST is set -------------------------------------
 PUBLIC_BASE_URL = os.environ.get("PUBLIC_BASE_URL", "http://127.0.0.1:8000").rstrip("/")

@@ -47,7 +47,6 @@ def test_events_missed_by_a_receiver_are_replayed_from_a_stored_cursor(client, p
     from webhooks.services import webhook_endpoint_create
 
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = True
-    settings.WEBHOOK_EVENT_REPLAY_SETTLE_SECONDS = 0
     settings.TASKS = {
         "default": {"BACKEND": "django_tasks.backends.dummy.DummyBackend", "QUEUES": ["default", "webhooks"]}
     }

@@ -319,7 +319,8 @@ class EventListView(APIView):
             "same `id` as its deliveries' `webhook-id`): the way to catch up on what a receiver missed. Pass "
             "`nextCursor` back as `after` until `hasMore` is false; keep the last `nextCursor` to resume later. "
             "`type` filters; `limit` 1-1000 (default 100). Events exist while the environment has an enabled "
-            "webhook taking that type; an event shows here a few seconds after it happened."
+            "webhook taking that type; an event shows here once its change and every change written before it have "
+            "committed, so a cursor never passes one."
         ),
         parameters=[
             OpenApiParameter("after", str, description="A nextCursor of this list; none starts 30 days back."),
@@ -340,11 +341,11 @@ class EventListView(APIView):
         )
         next_cursor = None
         if rows:
-            next_cursor = event_cursor(created_at=rows[-1][0], event_id=rows[-1][1])
+            next_cursor = event_cursor(rows[-1][0])
         elif "after" in request.query_params:
             next_cursor = request.query_params["after"]  # nothing new yet: resume from the same place
         # The stored bodies are the exact bytes delivered: written into the page as they are, not re-encoded.
-        items = ",".join(body for _, _, body in rows)
+        items = ",".join(body for _, body in rows)
         cursor_json = "null" if next_cursor is None else f'"{next_cursor}"'
         content = f'{{"items":[{items}],"nextCursor":{cursor_json},"hasMore":{"true" if has_more else "false"}}}'
         return HttpResponse(content.encode(), content_type="application/json")

@@ -1,18 +1,28 @@
 """Opaque cursors of the self-service lists: base64url of a versioned position. Pure functions.
 
-An event's position is (created_at in microseconds since the epoch, event id), the replay's order; a delivery's is
-its id, the delivery log's order (newest first). A client passes `nextCursor` back as `after` and never reads it.
+An event's position is (writer xid, created_at in microseconds since the epoch, event id), the replay's order; a
+delivery's is its id, the delivery log's order (newest first). A client passes `nextCursor` back as `after` and
+never reads it. An `e1:` cursor, given before the replay was ordered by xid, resumes among the events stored then,
+which all have xid 0.
 """
 
 import base64
 import binascii
 import re
 from datetime import UTC, datetime, timedelta
+from typing import NamedTuple
 
 _ALPHABET = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_EVENT = re.compile(r"^e1:(\d{1,17}):(evt_[0-9a-f]{32})$")
+_EVENT = re.compile(r"^e2:(\d{1,19}):(\d{1,17}):(evt_[0-9a-f]{32})$")
+_EVENT_BEFORE_XIDS = re.compile(r"^e1:(\d{1,17}):(evt_[0-9a-f]{32})$")
 _DELIVERY = re.compile(r"^d1:(\d{1,19})$")
+
+
+class EventPosition(NamedTuple):
+    writer_xid: int
+    created_at: datetime
+    event_id: str
 
 
 class CursorInvalid(ValueError):
@@ -32,16 +42,23 @@ def _decode(cursor: str) -> str:
         raise CursorInvalid from error
 
 
-def event_cursor(*, created_at: datetime, event_id: str) -> str:
-    return _encode(f"e1:{(created_at - _EPOCH) // timedelta(microseconds=1)}:{event_id}")
+def event_cursor(position: EventPosition) -> str:
+    microseconds = (position.created_at - _EPOCH) // timedelta(microseconds=1)
+    return _encode(f"e2:{position.writer_xid}:{microseconds}:{position.event_id}")
 
 
-def event_position(cursor: str) -> tuple[datetime, str]:
-    """(created_at, event id) of an event cursor; CursorInvalid otherwise."""
-    match = _EVENT.match(_decode(cursor))
-    if match is None:
+def event_position(cursor: str) -> EventPosition:
+    """The position of an event cursor; CursorInvalid otherwise."""
+    text = _decode(cursor)
+    if match := _EVENT.match(text):
+        xid, microseconds, event_id = int(match[1]), match[2], match[3]
+    elif match := _EVENT_BEFORE_XIDS.match(text):
+        xid, microseconds, event_id = 0, match[1], match[2]
+    else:
         raise CursorInvalid
-    return _EPOCH + timedelta(microseconds=int(match[1])), match[2]
+    if xid > 2**63 - 1:
+        raise CursorInvalid
+    return EventPosition(xid, _EPOCH + timedelta(microseconds=int(microseconds)), event_id)
 
 
 def delivery_cursor(*, delivery_id: int) -> str:

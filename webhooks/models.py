@@ -53,18 +53,24 @@ class WebhookEvent(models.Model):
     environment = models.CharField(max_length=10, choices=Environment.choices)
     type = models.CharField(max_length=40)
     created_at = models.DateTimeField(default=timezone.now)
+    # The writing transaction's xid (a PostgreSQL trigger sets it; 0 on SQLite, whose writers take turns): the
+    # replay's order, served only below the readers' horizon, so no event can commit behind a cursor.
+    writer_xid = models.BigIntegerField(db_default=0, editable=False)
     body = models.TextField()
 
     class Meta:
         verbose_name = "webhook event"
         ordering = ["-created_at"]
         indexes = [
-            # The replay (GET integration/events): one partner environment's events in (created_at, id) order,
-            # from a cursor; and the pruning, partner environment by partner environment.
-            models.Index(fields=["partner", "environment", "created_at", "id"], name="webhook_event_replay_idx"),
+            # The replay (GET integration/events): one partner environment's events in (writer_xid, created_at, id)
+            # order, from a cursor; and the pruning, partner environment by partner environment.
+            models.Index(
+                fields=["partner", "environment", "writer_xid", "created_at", "id"], name="webhook_event_replay_idx"
+            ),
             # The replay of one type (`type=`): a rare type would otherwise filter the whole range, row by row.
             models.Index(
-                fields=["partner", "environment", "type", "created_at", "id"], name="webhook_event_type_replay_idx"
+                fields=["partner", "environment", "type", "writer_xid", "created_at", "id"],
+                name="webhook_event_type_replay_idx",
             ),
         ]
 

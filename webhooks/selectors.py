@@ -7,7 +7,9 @@ from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from integration_service.rows import rows_select
+from projects.change_log import followers_visible
 from webhooks.choices import WEBHOOK_TEST_EVENT, DeliveryStatus
+from webhooks.cursors import EventPosition
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 _SUBSCRIPTION = ("id", "event_types", "paused_until")
@@ -59,40 +61,43 @@ def deliveries_page(
 
 
 def events_replay_queryset(
-    *, partner_id: int, environment: str, after: tuple[datetime, str] | None, event_type: str | None
+    *, partner_id: int, environment: str, after: EventPosition | None, event_type: str | None
 ) -> QuerySet[WebhookEvent]:
-    """A partner environment's replayable events after the cursor position `after` (created_at, id), oldest first:
-    those of the retention window at least WEBHOOK_EVENT_REPLAY_SETTLE_SECONDS old, so a cursor never passes an
-    event whose transaction has not committed yet (docs/decisions.md, "Event replay"), test events left out (an
-    endpoint's own). On the replay index (partner, environment, created_at, id)."""
-    now = timezone.now()
+    """A partner environment's replayable events after the cursor position `after`, in replay order
+    (writer_xid, created_at, id): those of the retention window whose transaction lies below the readers' horizon,
+    so no event can commit behind a cursor (docs/decisions.md, "Event replay"), test events left out (an
+    endpoint's own). On the replay index (partner, environment, writer_xid, created_at, id)."""
     events = WebhookEvent.objects.filter(
         partner_id=partner_id,
         environment=environment,
-        created_at__gte=now - timedelta(days=settings.WEBHOOK_EVENT_RETENTION_DAYS),
-        created_at__lte=now - timedelta(seconds=settings.WEBHOOK_EVENT_REPLAY_SETTLE_SECONDS),
+        created_at__gte=timezone.now() - timedelta(days=settings.WEBHOOK_EVENT_RETENTION_DAYS),
     ).exclude(type=WEBHOOK_TEST_EVENT)
+    events = followers_visible(events, xid_field="writer_xid")
     if event_type:
         events = events.filter(type=event_type)
     if after is not None:
-        created_at, event_id = after
-        # The >= bounds the index range; the OR skips what the cursor has seen at that instant.
-        events = events.filter(created_at__gte=created_at).filter(Q(created_at__gt=created_at) | Q(id__gt=event_id))
-    return events.order_by("created_at", "id")
+        # The >= bounds the index range; the ORs skip what the cursor has seen at that xid and instant.
+        events = events.filter(writer_xid__gte=after.writer_xid).filter(
+            Q(writer_xid__gt=after.writer_xid)
+            | Q(created_at__gt=after.created_at)
+            | Q(created_at=after.created_at, id__gt=after.event_id)
+        )
+    return events.order_by("writer_xid", "created_at", "id")
 
 
 def events_replay(
     *,
     partner_id: int,
     environment: str,
-    after: tuple[datetime, str] | None,
+    after: EventPosition | None,
     event_type: str | None,
     limit: int,
-) -> tuple[list[tuple[datetime, str, str]], bool]:
-    """`limit` replayable events after `after` as [(created_at, id, body)], and whether more follow."""
+) -> tuple[list[tuple[EventPosition, str]], bool]:
+    """`limit` replayable events after `after` as [(position, body)], and whether more follow."""
     events = events_replay_queryset(partner_id=partner_id, environment=environment, after=after, event_type=event_type)
-    rows = list(events.values_list("created_at", "id", "body")[: limit + 1])
-    return rows[:limit], len(rows) > limit
+    rows = list(events.values_list("writer_xid", "created_at", "id", "body")[: limit + 1])
+    page = [(EventPosition(xid, created_at, event_id), body) for xid, created_at, event_id, body in rows[:limit]]
+    return page, len(rows) > limit
 
 
 # --- deliveries overdue (/readyz, the admin, the portal) ----------------------------------------------------------

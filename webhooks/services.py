@@ -316,16 +316,18 @@ def events_prune(*, older_than_days: int, chunk: int = 5000) -> int:
     for partner_id in Partner.objects.values_list("pk", flat=True):
         for environment in Environment.values:
             while True:
+                # In the replay index's order: the oldest events come first, so each chunk reads little past them.
                 ids = list(
                     WebhookEvent.objects.filter(partner_id=partner_id, environment=environment, created_at__lt=cutoff)
-                    .order_by("created_at", "id")
+                    .order_by("writer_xid", "created_at", "id")
                     .values_list("id", flat=True)[:chunk]
                 )
-                if not ids:
+                if ids:
+                    with transaction.atomic():
+                        WebhookDelivery.objects.filter(event_id__in=ids).delete()
+                        deleted += WebhookEvent.objects.filter(id__in=ids).delete()[1].get(WebhookEvent._meta.label, 0)
+                if len(ids) < chunk:
                     break
-                with transaction.atomic():
-                    WebhookDelivery.objects.filter(event_id__in=ids).delete()
-                    deleted += WebhookEvent.objects.filter(id__in=ids).delete()[1].get(WebhookEvent._meta.label, 0)
     return deleted
 
 

@@ -1,9 +1,10 @@
 """GET integration/events: the partner environment's events of the retention window, oldest first, exactly as
 delivered, paged by an opaque cursor (CONTRACT §15); and prune_webhook_events."""
 
+import base64
 import io
 import json
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from http import HTTPStatus
 
 import pytest
@@ -21,11 +22,6 @@ pytestmark = pytest.mark.django_db
 BAD_CURSOR = "Not a cursor of this list: pass back a nextCursor unchanged."
 
 
-@pytest.fixture(autouse=True)
-def _no_settling(settings):
-    settings.WEBHOOK_EVENT_REPLAY_SETTLE_SECONDS = 0
-
-
 def push(client, external_id: str, data: dict, environment: str = SANDBOX) -> None:
     response = client.post(url(environment, "push"), {"id": external_id, "data": data}, format="json")
     assert response.status_code in {HTTPStatus.CREATED, HTTPStatus.OK}, response.content
@@ -36,6 +32,10 @@ def events(client, environment: str = SANDBOX, **params):
     assert response.status_code == HTTPStatus.OK, response.content
     assert response["Content-Type"] == "application/json"
     return response.json()
+
+
+def b64(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
 
 
 def invalid(field: str, message: str) -> dict:
@@ -75,7 +75,7 @@ def test_pages_follow_the_cursor_oldest_first_and_resume_later(partner, sandbox_
     webhook_endpoint_create(partner=partner, environment=SANDBOX, url=receiver.url())
     for number in range(5):
         push(sandbox_client, f"HS-{number}", {"name": f"Project {number}"})
-    written = list(WebhookEvent.objects.order_by("created_at", "id").values_list("id", flat=True))
+    written = list(WebhookEvent.objects.order_by("writer_xid", "created_at", "id").values_list("id", flat=True))
 
     seen, pages, after = [], [], None
     while True:
@@ -96,6 +96,20 @@ def test_pages_follow_the_cursor_oldest_first_and_resume_later(partner, sandbox_
     later = events(sandbox_client, after=after)
     assert [(item["type"], item["data"]["externalId"]) for item in later["items"]] == [("project.updated", "HS-0")]
     assert later["nextCursor"] != after
+
+
+def test_a_cursor_given_before_the_xid_order_resumes_among_the_events_stored_then(partner, sandbox_client, receiver):
+    webhook_endpoint_create(partner=partner, environment=SANDBOX, url=receiver.url())
+    for number in range(3):
+        push(sandbox_client, f"HS-{number}", {"name": f"Project {number}"})
+    WebhookEvent.objects.update(writer_xid=0)  # as the migration left the events stored before it
+    first = WebhookEvent.objects.order_by("created_at", "id").first()
+    microseconds = (first.created_at - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
+    push(sandbox_client, "HS-3", {"name": "Project 3"})
+
+    page = events(sandbox_client, after=b64(f"e1:{microseconds}:{first.pk}"))
+
+    assert [item["data"]["externalId"] for item in page["items"]] == ["HS-1", "HS-2", "HS-3"]
 
 
 def test_no_event_yet_is_an_empty_page_without_a_cursor(sandbox_client):
@@ -166,16 +180,6 @@ def test_events_older_than_the_retention_are_not_replayed_and_are_pruned(partner
     assert WebhookEvent.objects.count() == 1
 
 
-def test_an_event_shows_once_it_has_settled(partner, sandbox_client, receiver, settings):
-    settings.WEBHOOK_EVENT_REPLAY_SETTLE_SECONDS = 5
-    webhook_endpoint_create(partner=partner, environment=SANDBOX, url=receiver.url())
-    push(sandbox_client, "HS-1", {"name": "Lee"})
-
-    assert events(sandbox_client)["items"] == []
-    WebhookEvent.objects.update(created_at=timezone.now() - timedelta(seconds=6))
-    assert len(events(sandbox_client)["items"]) == 1
-
-
 @pytest.mark.parametrize(
     ("params", "field", "message"),
     [
@@ -187,6 +191,10 @@ def test_an_event_shows_once_it_has_settled(partner, sandbox_client, receiver, s
         pytest.param({"after": "ZDE6MTI"}, "after", BAD_CURSOR, id="delivery-cursor"),
         pytest.param({"after": 'ZTE6"}'}, "after", BAD_CURSOR, id="cursor-quote"),
         pytest.param({"after": "x" * 300}, "after", BAD_CURSOR, id="cursor-long"),
+        pytest.param({"after": b64("e2:9223372036854775808:1:evt_" + "0" * 32)}, "after", BAD_CURSOR, id="xid-big"),
+        pytest.param({"after": b64("e2:-1:1:evt_" + "0" * 32)}, "after", BAD_CURSOR, id="xid-negative"),
+        pytest.param({"after": b64("e2:1:evt_" + "0" * 32)}, "after", BAD_CURSOR, id="xid-missing"),
+        pytest.param({"after": b64("e3:1:1:evt_" + "0" * 32)}, "after", BAD_CURSOR, id="version"),
         pytest.param({"limit": "0"}, "limit", "Ensure this value is greater than or equal to 1.", id="limit-0"),
         pytest.param({"limit": "1001"}, "limit", "Ensure this value is less than or equal to 1000.", id="limit-1001"),
         pytest.param(
