@@ -34,7 +34,7 @@ from webhooks.serializers import (
     WebhookWithSecretSerializer,
 )
 
-ENDPOINTS_PER_ENVIRONMENT = 10
+ENDPOINTS_PER_ENVIRONMENT = services.PARTNER_ENDPOINTS_PER_ENVIRONMENT
 NOT_FOUND = {404: "No such webhook (or delivery) of your partner in this environment."}
 _SERVICE_FIELDS = {"url": "url", "event_types": "events", "description": "description", "is_enabled": "enabled"}
 WEBHOOK_ID = OpenApiParameter("webhook_id", int, OpenApiParameter.PATH, description="The webhook's id.")
