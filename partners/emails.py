@@ -3,6 +3,7 @@
 from django.conf import settings
 from django.core.mail import send_mass_mail
 from django.template.loader import render_to_string
+from django.urls import reverse
 
 from partners.models import Partner
 
@@ -24,6 +25,7 @@ def clearance_email_send(*, partner_id: int) -> int:
         "partner": partner,
         "production_base_url": f"{settings.PUBLIC_BASE_URL}/api/v1/",
         "sandbox_base_url": f"{settings.PUBLIC_BASE_URL}/sandbox/api/v1/",
+        "console_webhooks_url": settings.PUBLIC_BASE_URL + reverse("portal:portal-webhooks", args=["production"]),
     }
     template = "partners/email/production_cleared.txt" if cleared else "partners/email/production_revoked.txt"
     subject = _SUBJECTS[cleared].format(name=partner.name)

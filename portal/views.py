@@ -32,6 +32,8 @@ from webhooks.choices import DeliveryStatus
 from webhooks.models import WebhookEndpoint
 from webhooks.selectors import overdue_since
 from webhooks.services import (
+    PARTNER_ENDPOINTS_PER_ENVIRONMENT,
+    TooManyEndpoints,
     delivery_redeliver,
     webhook_endpoint_create,
     webhook_endpoint_delete,
@@ -180,15 +182,22 @@ def webhooks(request: HttpRequest, environment: str) -> HttpResponse:
     environment = _environment(environment)
     partner = request.user.partner
     form = WebhookEndpointForm(request.POST if request.method == "POST" else None)
+    refused_status = None
     if request.method == "POST" and form.is_valid():
-        endpoint, secret = webhook_endpoint_create(
-            partner=partner,
-            environment=environment,
-            url=form.cleaned_data["url"],
-            event_types=form.cleaned_data["event_types"],
-            created_by=request.user,
-        )
-        return _secret_page(request, environment, endpoint, secret, "Webhook added")
+        try:
+            endpoint, secret = webhook_endpoint_create(
+                partner=partner,
+                environment=environment,
+                url=form.cleaned_data["url"],
+                event_types=form.cleaned_data["event_types"],
+                created_by=request.user,
+                max_per_environment=PARTNER_ENDPOINTS_PER_ENVIRONMENT,  # the API's limit: no way round it here
+            )
+        except TooManyEndpoints as error:
+            form.add_error(None, error.detail)
+            refused_status = error.status_code
+        else:
+            return _secret_page(request, environment, endpoint, secret, "Webhook added")
     endpoints = partner_webhooks(partner=partner, environment=environment)
     context = {
         "environment": environment,
@@ -196,7 +205,8 @@ def webhooks(request: HttpRequest, environment: str) -> HttpResponse:
         "form": form,
         "statuses": DeliveryStatus.choices,
     }
-    return _page(request, "portal/webhooks.html", context, status=400 if form.errors else 200)
+    status = refused_status or (400 if form.errors else 200)
+    return _page(request, "portal/webhooks.html", context, status=status)
 
 
 @partner_user_required

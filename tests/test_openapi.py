@@ -171,3 +171,24 @@ def test_exports_document_their_location_link_and_ndjson_file(schemas):
     assert set(export["required"]) == {"id", "status", "count", "done", "downloadUrl", "expiresAt", "watermark"}
     assert list(download["responses"]["200"]["content"]) == ["application/x-ndjson"]
     assert {parameter["name"] for parameter in download["parameters"]} == {"export_id", "expires", "signature"}
+
+
+SELF_SERVICE = [
+    key
+    for key in OPERATIONS
+    if key[0].startswith(("/integration/webhooks", "/integration/events", "/integration/pushes"))
+]
+
+
+@pytest.mark.parametrize(("path", "method"), SELF_SERVICE, ids=[OPERATIONS[key] for key in SELF_SERVICE])
+def test_every_self_service_answer_with_a_body_shows_an_example(schemas, path, method):
+    """Issue #18: OpenAPI documents every new route with examples (a 204 has no body to show)."""
+    responses = schemas["sandbox"]["paths"][path][method]["responses"]
+    answers = {status: response for status, response in responses.items() if status.startswith("2")}
+    assert answers
+    for status, response in answers.items():
+        if status == "204":
+            assert "content" not in response
+            continue
+        content = response["content"]["application/json"]
+        assert content.get("examples") or content.get("example"), f"{status} of {method.upper()} {path}"

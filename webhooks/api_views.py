@@ -6,7 +6,7 @@ from http import HTTPStatus
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpResponse
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -18,7 +18,16 @@ from projects.serializers import iso_datetime
 from webhooks import selectors, services
 from webhooks.cursors import delivery_cursor, event_cursor
 from webhooks.models import WebhookEndpoint
-from webhooks.openapi_examples import EVENT_PAGE_EXAMPLE, WEBHOOK_CREATE_EXAMPLES, WEBHOOK_EXAMPLE
+from webhooks.openapi_examples import (
+    DELIVERY_PAGE_EXAMPLE,
+    EVENT_PAGE_EXAMPLE,
+    QUEUED_EXAMPLE,
+    SECRET_EXAMPLE,
+    WEBHOOK_CREATE_EXAMPLES,
+    WEBHOOK_EXAMPLE,
+    WEBHOOK_LIST_EXAMPLE,
+    WEBHOOK_UPDATE_EXAMPLES,
+)
 from webhooks.serializers import (
     DeliveryPageSerializer,
     DeliveryQuerySerializer,
@@ -34,7 +43,7 @@ from webhooks.serializers import (
     WebhookWithSecretSerializer,
 )
 
-ENDPOINTS_PER_ENVIRONMENT = 10
+ENDPOINTS_PER_ENVIRONMENT = services.PARTNER_ENDPOINTS_PER_ENVIRONMENT
 NOT_FOUND = {404: "No such webhook (or delivery) of your partner in this environment."}
 _SERVICE_FIELDS = {"url": "url", "event_types": "events", "description": "description", "is_enabled": "enabled"}
 WEBHOOK_ID = OpenApiParameter("webhook_id", int, OpenApiParameter.PATH, description="The webhook's id.")
@@ -82,6 +91,7 @@ class WebhookListView(APIView):
         summary="List your webhooks",
         description="Your webhook endpoints in this environment, oldest first. The secrets are never shown again.",
         responses={200: WebhookListSerializer, **problem_responses(401, 403, 429, 503)},
+        examples=[WEBHOOK_LIST_EXAMPLE],
     )
     def get(self, request: Request, environment: str) -> Response:
         endpoints = selectors.endpoints_of(partner_id=request.client_id.partner_id, environment=environment)
@@ -146,7 +156,7 @@ class WebhookDetailView(APIView):
         ),
         parameters=[WEBHOOK_ID],
         request=WebhookUpdateSerializer,
-        examples=[OpenApiExample("Disable", value={"enabled": False}, request_only=True)],
+        examples=WEBHOOK_UPDATE_EXAMPLES,
         responses={
             200: WebhookSerializer,
             **problem_responses(400, 401, 403, 404, 415, 429, 503, descriptions=NOT_FOUND),
@@ -195,6 +205,7 @@ class WebhookRotateSecretView(APIView):
         parameters=[WEBHOOK_ID],
         request=None,
         responses={200: SecretSerializer, **problem_responses(401, 403, 404, 429, 503, descriptions=NOT_FOUND)},
+        examples=[SECRET_EXAMPLE],
     )
     def post(self, request: Request, environment: str, webhook_id: str) -> Response:
         endpoint = _endpoint(request, environment, webhook_id)
@@ -223,6 +234,7 @@ class WebhookTestView(APIView):
                 401, 403, 404, 409, 429, 503, descriptions={**NOT_FOUND, 409: "The webhook is disabled."}
             ),
         },
+        examples=[QUEUED_EXAMPLE],
     )
     def post(self, request: Request, environment: str, webhook_id: str) -> Response:
         endpoint = _endpoint(request, environment, webhook_id)
@@ -258,6 +270,7 @@ class DeliveryListView(APIView):
             200: DeliveryPageSerializer,
             **problem_responses(400, 401, 403, 404, 429, 503, descriptions=NOT_FOUND),
         },
+        examples=[DELIVERY_PAGE_EXAMPLE],
     )
     def get(self, request: Request, environment: str, webhook_id: str) -> Response:
         endpoint = _endpoint(request, environment, webhook_id)
@@ -292,6 +305,7 @@ class RedeliverView(APIView):
             202: EventQueuedSerializer,
             **problem_responses(401, 403, 404, 429, 503, descriptions=NOT_FOUND),
         },
+        examples=[QUEUED_EXAMPLE],
     )
     def post(self, request: Request, environment: str, webhook_id: str, delivery_id: str) -> Response:
         endpoint = _endpoint(request, environment, webhook_id)

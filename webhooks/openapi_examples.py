@@ -28,15 +28,59 @@ WEBHOOK_CREATE_EXAMPLES = [
     ),
 ]
 
-WEBHOOK_EXAMPLE = OpenApiExample(
-    "A webhook",
+_WEBHOOK = {
+    "id": 7,
+    "url": "https://crm.example.com/hooks/solar",
+    "events": ["project.created", "project.updated"],
+    "description": "CRM sync",
+    "enabled": True,
+    "createdDate": "2026-03-10T12:00:00.123456Z",
+}
+
+WEBHOOK_EXAMPLE = OpenApiExample("A webhook", value=_WEBHOOK, response_only=True)
+
+WEBHOOK_LIST_EXAMPLE = OpenApiExample("Your webhooks", value={"items": [_WEBHOOK]}, response_only=True)
+
+WEBHOOK_UPDATE_EXAMPLES = [
+    OpenApiExample("Disable", value={"enabled": False}, request_only=True),
+    OpenApiExample("Disabled", value={**_WEBHOOK, "enabled": False}, response_only=True, status_codes=["200"]),
+]
+
+SECRET_EXAMPLE = OpenApiExample(
+    "A new secret",
     value={
-        "id": 7,
-        "url": "https://crm.example.com/hooks/solar",
-        "events": ["project.created", "project.updated"],
-        "description": "CRM sync",
-        "enabled": True,
-        "createdDate": "2026-03-10T12:00:00.123456Z",
+        "secret": "whsec_Q2k5bWh0T3BlbkFQSWV4YW1wbGVTZWNyZXQ",
+        "previousSecretValidUntil": "2026-03-11T12:00:00.123456Z",
+    },
+    response_only=True,
+)
+
+QUEUED_EXAMPLE = OpenApiExample(
+    "Queued",
+    value={"eventId": "evt_5f0c3e0b8a9d4c1e2f3a4b5c6d7e8f90", "deliveryId": 981, "status": "pending"},
+    response_only=True,
+    status_codes=["202"],
+)
+
+DELIVERY_PAGE_EXAMPLE = OpenApiExample(
+    "A page of deliveries",
+    value={
+        "items": [
+            {
+                "id": 981,
+                "eventId": "evt_5f0c3e0b8a9d4c1e2f3a4b5c6d7e8f90",
+                "eventType": "project.updated",
+                "status": "failed",
+                "attempts": 12,
+                "responseCode": 502,
+                "latencyMs": 31,
+                "lastError": "HTTP 502: Bad Gateway",
+                "nextRetry": None,
+                "createdDate": "2026-03-10T12:00:00.123456Z",
+            }
+        ],
+        "nextCursor": "ZDE6OTgx",
+        "hasMore": True,
     },
     response_only=True,
 )

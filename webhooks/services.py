@@ -32,6 +32,9 @@ DRAIN_REQUEST_HOOK = "webhooks.tasks.drain_request"  # by name: the task module 
 # --- endpoints ----------------------------------------------------------------------------------------------------
 
 
+PARTNER_ENDPOINTS_PER_ENVIRONMENT = 10  # what a partner registers itself, through the API or the console
+
+
 class TooManyEndpoints(ServiceError):
     status_code = HTTPStatus.CONFLICT
     code = "too_many_webhooks"

@@ -68,6 +68,21 @@ def test_a_refused_url_is_a_400_form_saying_why(portal, partner, settings):
     assert bad_event.status_code == HTTPStatus.BAD_REQUEST
 
 
+def test_the_console_keeps_the_apis_limit_of_webhooks_per_environment(portal, partner, receiver):
+    for number in range(10):
+        webhook_endpoint_create(partner=partner, environment=SANDBOX, url=receiver.url(f"/{number}"))
+
+    response = portal.post("/portal/sandbox/webhooks/", {"url": receiver.url("/eleventh")})
+
+    assert response.status_code == HTTPStatus.CONFLICT
+    page = response.content.decode()
+    assert "This environment has 10 webhooks already, the most it can have: delete one." in page
+    assert "whsec_" not in page
+    assert WebhookEndpoint.objects.filter(partner=partner, environment=SANDBOX).count() == 10
+    added = portal.post("/portal/production/webhooks/", {"url": receiver.url("/production")})
+    assert added.status_code == HTTPStatus.OK  # the other environment has its own ten
+
+
 def test_a_failed_delivery_shows_its_code_and_redeliver_sends_it_again(portal, partner, receiver):
     endpoint, _ = webhook_endpoint_create(partner=partner, environment=SANDBOX, url=receiver.url())
     receiver.status = 503

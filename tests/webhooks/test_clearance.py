@@ -58,6 +58,21 @@ def test_clearing_and_revoking_send_the_event_to_both_environments_and_mail_the_
     assert "https://integration.example.com/sandbox/api/v1/" in mail.outbox[3].body
 
 
+def test_the_clearance_mail_says_partners_register_their_production_webhooks_themselves(partner, user, settings):
+    settings.PUBLIC_BASE_URL = "https://integration.example.com"
+
+    partner_clear_for_production(partner=partner, performed_by=None)
+    run_worker()
+
+    [cleared_mail] = mail.outbox
+    assert "operator" not in cleared_mail.body.split("5. ")[1].split("\n\n")[0]
+    assert (
+        "5. Pull with the same endpoints and filters. If you receive webhooks, register your production webhook\n"
+        "   yourself (sandbox webhooks only receive sandbox events): POST integration/webhooks under the production\n"
+        "   base URL, or in the partner console: https://integration.example.com/portal/production/webhooks/\n"
+    ) in cleared_mail.body
+
+
 def test_the_command_clears_and_tells_the_partner_once(partner, user, receiver):
     webhook_endpoint_create(partner=partner, environment=SANDBOX, url=receiver.url())
 
