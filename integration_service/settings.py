@@ -331,6 +331,8 @@ READINESS_DETAILS = {"webhookDeliveries": "webhooks.selectors.deliveries_overdue
 WEBHOOK_DRAIN_REQUEST_STALE_SECONDS = float(os.environ.get("WEBHOOK_DRAIN_REQUEST_STALE_SECONDS") or 300)
 # Events are kept (and replayable through GET integration/events) this many days; prune_webhook_events deletes older.
 WEBHOOK_EVENT_RETENTION_DAYS = env_int("WEBHOOK_EVENT_RETENTION_DAYS", 30)
+# A page of GET integration/events ends early once its bodies pass this many bytes (events carry whole projects).
+WEBHOOK_EVENT_PAGE_MAX_BYTES = env_int("WEBHOOK_EVENT_PAGE_MAX_BYTES", 8 * 1024 * 1024)
 
 # --- E-mail to partners' users (clearance); console unless EMAIL_HOST is set -------------------------------------
 PUBLIC_BASE_URL = os.environ.get("PUBLIC_BASE_URL", "http://127.0.0.1:8000").rstrip("/")

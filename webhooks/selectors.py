@@ -93,11 +93,18 @@ def events_replay(
     event_type: str | None,
     limit: int,
 ) -> tuple[list[tuple[EventPosition, str]], bool]:
-    """`limit` replayable events after `after` as [(position, body)], and whether more follow."""
+    """At most `limit` replayable events after `after` as [(position, body)], and whether more follow. A page also
+    ends once its bodies pass WEBHOOK_EVENT_PAGE_MAX_BYTES (it holds one event at least): events carry whole
+    projects, and a thousand of near 1 MiB each must not be held by one web worker."""
     events = events_replay_queryset(partner_id=partner_id, environment=environment, after=after, event_type=event_type)
-    rows = list(events.values_list("writer_xid", "created_at", "id", "body")[: limit + 1])
-    page = [(EventPosition(xid, created_at, event_id), body) for xid, created_at, event_id, body in rows[:limit]]
-    return page, len(rows) > limit
+    rows = events.values_list("writer_xid", "created_at", "id", "body")[: limit + 1].iterator(chunk_size=20)
+    page, size = [], 0
+    for xid, created_at, event_id, body in rows:
+        if len(page) == limit or (page and size + len(body) > settings.WEBHOOK_EVENT_PAGE_MAX_BYTES):
+            return page, True
+        page.append((EventPosition(xid, created_at, event_id), body))
+        size += len(body)
+    return page, False
 
 
 # --- deliveries overdue (/readyz, the admin, the portal) ----------------------------------------------------------

@@ -112,6 +112,25 @@ def test_a_cursor_given_before_the_xid_order_resumes_among_the_events_stored_the
     assert [item["data"]["externalId"] for item in page["items"]] == ["HS-1", "HS-2", "HS-3"]
 
 
+def test_a_page_ends_early_once_its_bodies_pass_the_size_cap_and_holds_one_event_at_least(
+    partner, sandbox_client, receiver, settings
+):
+    webhook_endpoint_create(partner=partner, environment=SANDBOX, url=receiver.url())
+    for number in range(3):
+        push(sandbox_client, f"HS-{number}", {"name": f"Project {number}"})
+    sizes = sorted(len(body) for body in WebhookEvent.objects.values_list("body", flat=True))
+    settings.WEBHOOK_EVENT_PAGE_MAX_BYTES = sizes[0] + sizes[1]  # room for two, whichever two
+
+    first = events(sandbox_client, limit="1000")
+    settings.WEBHOOK_EVENT_PAGE_MAX_BYTES = 1
+    second = events(sandbox_client, limit="1000", after=first["nextCursor"])
+
+    assert [item["data"]["externalId"] for item in first["items"]] == ["HS-0", "HS-1"]
+    assert first["hasMore"] is True
+    assert [item["data"]["externalId"] for item in second["items"]] == ["HS-2"]
+    assert second["hasMore"] is False
+
+
 def test_no_event_yet_is_an_empty_page_without_a_cursor(sandbox_client):
     assert events(sandbox_client) == {"items": [], "nextCursor": None, "hasMore": False}
 
