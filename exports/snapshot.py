@@ -232,12 +232,11 @@ def ndjson_export(
             )
             for part, spool in zip(ranges[1:], spools, strict=True)
         ]
+        for other in others:  # a part that fails stops the others; its error is raised by result() below
+            other.add_done_callback(lambda done: done.exception() is not None and stop.set())
         try:
-            written = [
-                ndjson_write(
-                    project_lines(ranges[0], exclude_data=exclude_data, chunk_size=chunk_size), out, tally=tally
-                )
-            ]
+            first = project_lines(ranges[0], exclude_data=exclude_data, chunk_size=chunk_size)
+            written = [ndjson_write(_until(stop, first), out, tally=tally)]
             written += [other.result() for other in others]
         finally:
             stop.set()
@@ -298,7 +297,7 @@ def _part_write(
 
 
 def _until(stop: threading.Event, lines: Iterable[str]) -> Iterator[str]:
-    """`lines`, until `stop` is set (the export failed elsewhere: no use reading on)."""
+    """`lines`, until `stop` is set (a part of the export failed: no use reading on)."""
     for number, line in enumerate(lines):
         if number % _LINES_A_WRITE == 0 and stop.is_set():
             return
