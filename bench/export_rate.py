@@ -9,6 +9,7 @@ each in a fresh process, and prints records a second, the file's size and the pr
 (--small projects of another partner) beside the large one shows whether memory grows with the export: constant
 memory means the same peak at both sizes. In the same run, the baseline outside the service (one COPY of
 PostgreSQL's own row_to_json streamed to a file), and with `--before PATH` the checkout at PATH (a worktree of main).
+`--sizes small|large` runs only those exports (each run under the machine's exclusive lock stays short).
 """
 
 import argparse
@@ -128,6 +129,7 @@ def main() -> None:
     parser.add_argument("--projects", type=int, default=1_000_000)
     parser.add_argument("--small", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=2, help="per export shape; the best is kept")
+    parser.add_argument("--sizes", choices=["small", "large", "both"], default="both", help="which exports to run")
     parser.add_argument("--before", type=Path, help="another checkout (a worktree of main) run as well, side by side")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--bare", nargs=2, help=argparse.SUPPRESS)
@@ -148,6 +150,8 @@ def main() -> None:
     trees = {**({f"before ({args.before})": args.before} if args.before else {}), "this tree": _setup.ROOT}
     with tempfile.TemporaryDirectory(prefix="bench-exports-") as exports_dir:
         for size, exclude_data in (("small", True), ("small", False), ("large", True), ("large", False)):
+            if args.sizes not in (size, "both"):
+                continue
             shape = f"{partners[size].projects.count():,}, {'exclude=data' if exclude_data else 'with data'}"
             path = f"{exports_dir}/bare.ndjson"
             bare = min(

@@ -16,14 +16,7 @@ from exports.errors import ExportLinkExpired, ExportLinkInvalid, ExportsBusy
 from exports.links import link_expiry
 from exports.models import Export
 from exports.selectors import export_projects, exports_active_count, exports_expired, exports_stale
-from exports.snapshot import (
-    ProgressReporter,
-    ndjson_write,
-    progress_visible_elsewhere,
-    project_lines,
-    snapshot,
-    updated_date_of,
-)
+from exports.snapshot import ProgressReporter, ndjson_export, progress_visible_elsewhere, snapshot, updated_date_of
 from exports.watermarks import watermark_of_empty_export
 from partners.models import User
 from projects.serializers import iso_datetime
@@ -126,16 +119,21 @@ def _export_write(export: Export) -> _Written:
             "w", encoding="utf-8", suffix=".ndjson", dir=settings.EXPORTS_TEMP_DIR, delete=False
         ) as out:
             spool = Path(out.name)
-            with snapshot():
+            with snapshot() as shareable:
                 projects = export_projects(
                     partner_id=export.partner_id,
                     environment=export.environment,
                     updated_date_filter=export.updated_date_filter,
                 )
-                progress.report(count=projects.count())
-                count, last = ndjson_write(
-                    project_lines(projects, exclude_data=export.exclude_data, chunk_size=settings.EXPORT_CHUNK_SIZE),
+                total = projects.count()
+                progress.report(count=total)
+                count, last = ndjson_export(
+                    projects,
                     out,
+                    count=total,
+                    exclude_data=export.exclude_data,
+                    chunk_size=settings.EXPORT_CHUNK_SIZE,
+                    readers=settings.EXPORT_READERS if shareable else 1,
                     progress_every=settings.EXPORT_PROGRESS_EVERY,
                     on_progress=lambda done: progress.report(done=done),
                 )

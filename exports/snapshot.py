@@ -1,26 +1,32 @@
 """Reading one consistent snapshot of the projects and writing it as NDJSON, in constant memory.
 
 On PostgreSQL the export reads in a REPEATABLE READ READ ONLY transaction: every statement sees the database as it
-was at the first, and nothing in it can write. Its progress is written from a thread of its own, on that thread's
-own connection, in autocommit: the snapshot's transaction stays read-only, and the progress is visible while it runs.
+was at the first, and nothing in it can write. A large export is read in parts by several connections sharing that
+one snapshot (pg_export_snapshot), each part a range of the order, so that the database writes the JSON on every core
+(ndjson_export). Its progress is written from a thread of its own, on that thread's own connection, in autocommit:
+the snapshot's transaction stays read-only, and the progress is visible while it runs.
 """
 
+import io
 import json
 import logging
 import queue
+import shutil
+import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime
+from pathlib import Path
 from typing import IO
 
 from django.db import connection, transaction
 from django.db.models import QuerySet
 from psycopg import IsolationLevel
 
-from projects.json_sql import json_joined, json_sql_available, projects_json_rows
+from projects.json_sql import json_joined, json_sql_available, projects_json_rows, sql_literal
 from projects.light_rows import project_rows
 from projects.models import Project
 from projects.serializers import project_representation
@@ -35,12 +41,13 @@ def progress_visible_elsewhere() -> bool:
 
 
 @contextmanager
-def snapshot() -> Iterator[None]:
-    """A transaction whose reads all see one moment of the database: on PostgreSQL REPEATABLE READ READ ONLY.
-    Nested in another transaction (a test's), it is a savepoint of that one, which already fixes what is seen."""
+def snapshot() -> Iterator[bool]:
+    """A transaction whose reads all see one moment of the database: on PostgreSQL REPEATABLE READ READ ONLY,
+    and then it yields True: other connections can share it (ndjson_export). Nested in another transaction (a
+    test's), it is a savepoint of that one, which already fixes what is seen (and which no one else can see)."""
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         with transaction.atomic():
-            yield
+            yield False
         return
     connection.ensure_connection()
     raw = connection.connection
@@ -50,7 +57,7 @@ def snapshot() -> Iterator[None]:
     raw.isolation_level, raw.read_only = IsolationLevel.REPEATABLE_READ, True
     try:
         with transaction.atomic():
-            yield
+            yield True
     finally:
         try:
             raw.isolation_level, raw.read_only = previous
@@ -147,23 +154,154 @@ def _put(ahead: queue.Queue, item: object, stop: threading.Event) -> None:
 _LINES_A_WRITE = 1000
 
 
-def ndjson_write(
-    lines: Iterable[str], out: IO[str], *, progress_every: int, on_progress: Callable[[int], object]
-) -> tuple[int, str | None]:
-    """Write each JSON text on a line of its own, a thousand lines a write; (lines written, the last one)."""
+class _Tally:
+    """Lines written by every part together, `on_progress(total)` each time the total passes a multiple of `every`;
+    safe from several threads."""
+
+    def __init__(self, *, every: int, on_progress: Callable[[int], object]) -> None:
+        self._every, self._on_progress = every, on_progress
+        self.step = min(every, _LINES_A_WRITE)  # lines a writer adds at once
+        self._total = 0
+        self._lock = threading.Lock()
+
+    def add(self, lines: int) -> None:
+        with self._lock:
+            before, self._total = self._total, self._total + lines
+            if self._total // self._every > before // self._every:
+                self._on_progress(self._total)
+
+
+def ndjson_write(lines: Iterable[str], out: IO[str], *, tally: _Tally) -> tuple[int, str | None]:
+    """Write each JSON text on a line of its own, a thousand lines a write, each write added to `tally`; (lines
+    written, the last one)."""
     written, last, pending = 0, None, []
     for line in lines:
         pending.append(line)
         written += 1
+        if written % tally.step == 0:
+            tally.add(tally.step)
         if len(pending) == _LINES_A_WRITE:
             out.write("\n".join(pending) + "\n")
             pending.clear()
-        if written % progress_every == 0:
-            on_progress(written)
         last = line
     if pending:
         out.write("\n".join(pending) + "\n")
+    tally.add(written % tally.step)
     return written, last
+
+
+def ndjson_export(
+    projects: QuerySet[Project],
+    out: IO[str],
+    *,
+    count: int,
+    exclude_data: bool,
+    chunk_size: int,
+    readers: int,
+    progress_every: int,
+    on_progress: Callable[[int], object],
+) -> tuple[int, str | None]:
+    """Write `projects` (`count` of them, in the snapshot this connection is in) to `out` as NDJSON, in their order;
+    (lines written, the last one).
+
+    With `readers` > 1 (a snapshot others can share) and at least two fetches for each, the order is cut into
+    `readers` ranges of about as many rows, the first written to `out` by this connection and each other by a
+    connection of its own that imports this transaction's snapshot (SET TRANSACTION SNAPSHOT: the same moment,
+    row for row), into a local file appended to `out` at the end. Memory stays two chunks a reader."""
+    tally = _Tally(every=progress_every, on_progress=on_progress)
+    parts = max(1, min(readers, count // (2 * chunk_size)))
+    if parts == 1:
+        return ndjson_write(project_lines(projects, exclude_data=exclude_data, chunk_size=chunk_size), out, tally=tally)
+    ranges = _order_ranges(projects, count=count, parts=parts)
+    shared = snapshot_share()
+    spool_dir = Path(out.name).parent if isinstance(getattr(out, "name", None), str) else None
+    with ExitStack() as stack:
+        spools = [stack.enter_context(tempfile.TemporaryFile("w+b", dir=spool_dir)) for _ in ranges[1:]]
+        pool = stack.enter_context(ThreadPoolExecutor(len(spools), thread_name_prefix="export-part"))
+        stop = threading.Event()
+        others = [
+            pool.submit(
+                _part_write,
+                part,
+                spool,
+                shared=shared,
+                exclude_data=exclude_data,
+                chunk_size=chunk_size,
+                tally=tally,
+                stop=stop,
+            )
+            for part, spool in zip(ranges[1:], spools, strict=True)
+        ]
+        for other in others:  # a part that fails stops the others; its error is raised by result() below
+            other.add_done_callback(lambda done: done.exception() is not None and stop.set())
+        try:
+            first = project_lines(ranges[0], exclude_data=exclude_data, chunk_size=chunk_size)
+            written = [ndjson_write(_until(stop, first), out, tally=tally)]
+            written += [other.result() for other in others]
+        finally:
+            stop.set()
+        out.flush()
+        for spool in spools:
+            spool.seek(0)
+            shutil.copyfileobj(spool, out.buffer, 1 << 20)
+    lasts = [last for _, last in written if last is not None]
+    return sum(lines for lines, _ in written), (lasts[-1] if lasts else None)
+
+
+def snapshot_share() -> str:
+    """This transaction's snapshot, for other connections to import (it stays importable while this transaction
+    is open)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_export_snapshot()")
+        return cursor.fetchone()[0]
+
+
+def _order_ranges(projects: QuerySet[Project], *, count: int, parts: int) -> list[QuerySet[Project]]:
+    """`projects` (ordered by updated_date, id) cut into `parts` consecutive ranges of about as many rows: each
+    range's first key read at its offset."""
+    starts = [projects.values_list("updated_date", "id")[count * part // parts] for part in range(1, parts)]
+    ranges = []
+    for lower, upper in zip([None, *starts], [*starts, None], strict=True):
+        part = projects
+        if lower is not None:  # (updated_date, id) >= lower
+            part = part.filter(updated_date__gte=lower[0]).exclude(updated_date=lower[0], id__lt=lower[1])
+        if upper is not None:  # (updated_date, id) < upper
+            part = part.filter(updated_date__lte=upper[0]).exclude(updated_date=upper[0], id__gte=upper[1])
+        ranges.append(part)
+    return ranges
+
+
+def _part_write(
+    projects: QuerySet[Project],
+    spool: IO[bytes],
+    *,
+    shared: str,
+    exclude_data: bool,
+    chunk_size: int,
+    tally: _Tally,
+    stop: threading.Event,
+) -> tuple[int, str | None]:
+    """One range written to `spool` by this thread's own connection, in the snapshot `shared`."""
+    try:
+        with snapshot():
+            with connection.cursor() as cursor:  # the transaction's first statement, as PostgreSQL requires
+                cursor.execute(f"SET TRANSACTION SNAPSHOT {sql_literal(shared)}")
+            text = io.TextIOWrapper(spool, encoding="utf-8", write_through=False)
+            lines = project_lines(projects, exclude_data=exclude_data, chunk_size=chunk_size)
+            written = ndjson_write(_until(stop, lines), text, tally=tally)
+            text.flush()
+            text.detach()
+            return written
+    finally:
+        connection.close()
+
+
+def _until(stop: threading.Event, lines: Iterable[str]) -> Iterator[str]:
+    """`lines`, until `stop` is set (a part of the export failed: no use reading on)."""
+    for number, line in enumerate(lines):
+        if number % _LINES_A_WRITE == 0 and stop.is_set():
+            return
+        yield line
 
 
 def updated_date_of(line: str) -> datetime:

@@ -303,6 +303,7 @@ EXPORTS_MAX_ACTIVE = env_int("EXPORTS_MAX_ACTIVE", 3)  # queued or running per p
 EXPORT_STALE_AFTER_SECONDS = env_int("EXPORT_STALE_AFTER_SECONDS", 6 * 3600)  # prune_exports fails a run this old
 EXPORT_CHUNK_SIZE = env_int("EXPORT_CHUNK_SIZE", 2000)  # rows per fetch from the server-side cursor
 EXPORT_PROGRESS_EVERY = env_int("EXPORT_PROGRESS_EVERY", 10_000)  # rows between two progress writes
+EXPORT_READERS = env_int("EXPORT_READERS", 2)  # connections reading one export's snapshot at once (PostgreSQL)
 EXPORTS_TEMP_DIR = os.environ.get("EXPORTS_TEMP_DIR") or None  # where a file is written before storage takes it
 
 # --- Webhooks (webhooks/): change events to partners' endpoints, sent by `db_worker` (webhooks/engine.py) ---------

@@ -27,7 +27,7 @@ def test_a_failing_run_is_reported_as_failed(sandbox_client, project, monkeypatc
     def broken(*args, **kwargs):
         raise OSError("No space left on device")
 
-    monkeypatch.setattr(services, "ndjson_write", broken)
+    monkeypatch.setattr(services, "ndjson_export", broken)
     with django_capture_on_commit_callbacks(execute=True):
         export_id = sandbox_client.post(url(SANDBOX, "exports")).json()["id"]
 
