@@ -1,10 +1,12 @@
 """Shared set-up for the benchmarks: Django on the database of DATABASE_URL (a PostgreSQL one, see README)."""
 
+import http.client
 import json
 import os
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -59,6 +61,57 @@ def service_start(port: int, root: Path = ROOT) -> subprocess.Popen:
     )
     wait_until_serving(f"http://127.0.0.1:{port}")
     return server
+
+
+class Follower:
+    """A follower's HTTP client: one kept-alive connection (http.client) for every request, as a follower that
+    pages all day holds it, or a new connection a request (`keep_alive=False`, urllib's way). It adds up the client's
+    own time: waiting for and reading the answer (`read`), and json.loads (`parse`); and counts chunked answers."""
+
+    def __init__(self, *, keep_alive: bool = True, timeout: float = 60) -> None:
+        self.keep_alive, self.timeout = keep_alive, timeout
+        self.connection: http.client.HTTPConnection | None = None
+        self.read = self.parse = 0.0
+        self.chunked = self.requests = 0
+
+    def get(self, url: str, headers: dict) -> tuple[int, object]:
+        """(status, the parsed JSON body) of GET `url`."""
+        parts = urllib.parse.urlsplit(url)
+        began = time.perf_counter()
+        for attempt in (1, 2):  # a kept-alive connection the server closed meanwhile is opened again, once
+            if self.connection is None:
+                self.connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=self.timeout)
+            try:
+                self.connection.request("GET", f"{parts.path}?{parts.query}", headers=headers)
+                answer = self.connection.getresponse()
+                body = answer.read()
+                break
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                self.close()
+                if attempt == 2:
+                    raise
+        read = time.perf_counter()
+        self.requests += 1
+        self.chunked += answer.getheader("Transfer-Encoding", "") == "chunked"
+        if not self.keep_alive or answer.will_close:
+            self.close()
+        page = json.loads(body) if body else None
+        self.read += read - began
+        self.parse += time.perf_counter() - read
+        return answer.status, page
+
+    def close(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+
+    def summary(self) -> str:
+        mode = "kept-alive connection" if self.keep_alive else "a connection a request"
+        requests = max(1, self.requests)
+        return (
+            f"{mode}: {self.requests:,} requests, {self.chunked:,} chunked; client ms a page: request and read "
+            f"{self.read / requests * 1000:.2f}, json.loads {self.parse / requests * 1000:.2f}"
+        )
 
 
 def percentile(values: list[float], fraction: float) -> float:

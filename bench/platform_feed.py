@@ -4,7 +4,8 @@
 
 1. Generates 1,000,000 production projects across 50 partners once (SQL, unique stamps as the change log gives them,
    the demo's HubSpot-shaped source data), then a follower reads the whole feed from the start over HTTP
-   (gunicorn -c gunicorn.conf.py), pages of 500 (`limit=500`), one request after another as a follower does:
+   (gunicorn -c gunicorn.conf.py), pages of 500 (`limit=500`), one request after another over one kept-alive
+   connection as a follower does (`--new-connections`: a connection a request):
    changes/s overall, and the first, middle and last tenth's pages apart.
    In the same run, before it: bench/baseline/'s bare page read (every column, Django's JSON encoder, no
    authentication), and with `--before PATH` the checkout at PATH (a worktree of main), read the same way.
@@ -86,18 +87,23 @@ def get(url: str, headers: dict) -> dict:
         return json.load(answer)
 
 
-def read_whole_feed(page_url: Callable[[str | None], str], headers: dict) -> tuple[int, float, list[float]]:
+def read_whole_feed(
+    page_url: Callable[[str | None], str], headers: dict, *, keep_alive: bool
+) -> tuple[int, float, list[float], str]:
     """Page from the start to the end, each request after the last: `page_url(cursor)` is the next page's URL."""
+    client = _setup.Follower(keep_alive=keep_alive)
     cursor, count, page_seconds = None, 0, []
     start = time.perf_counter()
     while True:
         began = time.perf_counter()
-        page = get(page_url(cursor), headers)
+        status, page = client.get(page_url(cursor), headers)
+        assert status == 200, status
         page_seconds.append(time.perf_counter() - began)
         count += len(page["items"])
         cursor = page.get("nextCursor") or page.get("after")
         if not page.get("hasMore", bool(page["items"])):
-            return count, time.perf_counter() - start, page_seconds
+            client.close()
+            return count, time.perf_counter() - start, page_seconds, client.summary()
 
 
 def feed_pages(base: str, limit: int) -> Callable[[str | None], str]:
@@ -116,11 +122,15 @@ def baseline_pages(base: str, limit: int) -> Callable[[str | None], str]:
     return page_url
 
 
-def report(name: str, count: int, seconds: float, pages: list[float]) -> None:
+def report(name: str, count: int, seconds: float, pages: list[float], client: str) -> None:
     tenth = max(1, len(pages) // 10)
     parts = {"first": pages[:tenth], "middle": pages[len(pages) // 2 :][:tenth], "last": pages[-tenth:]}
     times = " / ".join(f"{statistics.median(part) * 1000:.1f}" for part in parts.values())
     print(f"| {name} | {count:,} | {seconds:.1f} | {count / seconds:,.0f} | {len(pages):,} | {times} |", flush=True)
+    clients.append(f"{name}: {client}")
+
+
+clients: list[str] = []
 
 
 def lag_under_load(base: str, headers: dict, *, rate: int, seconds: int) -> None:
@@ -186,6 +196,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--port", type=int, default=8794)
     parser.add_argument("--before", type=Path, help="another checkout (a worktree of main) served and read too")
+    parser.add_argument(
+        "--new-connections", action="store_true", help="a new connection a request (urllib's way) for every run"
+    )
     parser.add_argument("--no-lag", action="store_true", help="the whole feed only")
     args = parser.parse_args()
 
@@ -194,13 +207,17 @@ def main() -> None:
     _, key = platform_key_issue(name=f"bench-feed-{time.time_ns()}")
     headers = {"Authorization": f"Bearer {key}"}
     base = f"http://127.0.0.1:{args.port}"
+    keep_alive = not args.new_connections
     print(f"load average before the runs: {os.getloadavg()}", flush=True)
     print(f"\nthe whole feed, pages of {args.limit}, one follower")
     print("| run | changes | seconds | changes/s | pages (all 200) | p50 ms, first / middle / last tenth |")
     print("|---|---|---|---|---|---|")
     server = _setup.baseline_start(args.port)
     try:
-        report("bare Django page (bench/baseline/)", *read_whole_feed(baseline_pages(base, args.limit), {}))
+        report(
+            "bare Django page (bench/baseline/)",
+            *read_whole_feed(baseline_pages(base, args.limit), {}, keep_alive=keep_alive),
+        )
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -208,12 +225,13 @@ def main() -> None:
     for name, root in trees.items():
         server = _setup.service_start(args.port, root=root)
         try:
-            report(name, *read_whole_feed(feed_pages(base, args.limit), headers))
+            report(name, *read_whole_feed(feed_pages(base, args.limit), headers, keep_alive=keep_alive))
             if root == _setup.ROOT and not args.no_lag:
                 lag_under_load(base, headers, rate=args.rate, seconds=args.seconds)
         finally:
             server.terminate()
             server.wait(timeout=30)
+    print("\n".join(clients))
     print(f"load average after the runs: {os.getloadavg()}")
 
 

@@ -5,7 +5,8 @@
 
 Generates --projects sandbox projects for one partner (INSERT ... SELECT generate_series, ANALYZE, no VACUUM: fresh
 inserts, the visibility map empty), then pages them all with
-`ordering=updatedDate&updatedDate=gt:<last>&limit=100&exclude=data` against gunicorn -c gunicorn.conf.py:
+`ordering=updatedDate&updatedDate=gt:<last>&limit=100&exclude=data` against gunicorn -c gunicorn.conf.py, over one
+kept-alive connection (`--new-connections`: a connection a request):
 records/s overall, the first and last tenth's page times, answers by status, items, and whether every total was
 what remained. In the same run, before it: bench/baseline/'s bare page read (no authentication, no totals, one
 statement, Django's JSON encoder) by the same follower; with `--before PATH`, the checkout at PATH (a worktree of
@@ -13,13 +14,10 @@ main) is served and followed too, so that before and after are measured side by 
 """
 
 import argparse
-import json
 import os
 import statistics
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
@@ -66,23 +64,18 @@ def generate(total: int) -> None:
         cursor.execute("ANALYZE projects_project")
 
 
-def follow(page_url: Callable[[str | None], str], headers: dict, total: int | None) -> dict:
+def follow(page_url: Callable[[str | None], str], headers: dict, total: int | None, *, keep_alive: bool) -> dict:
     """Page from the start to the end, each request after the last: `page_url(watermark)` is the next page's URL;
     the answer's items, its `total` (checked against what remains when `total` is given) and the next watermark."""
+    client = _setup.Follower(keep_alive=keep_alive)
     watermark, count, pages, statuses, exact = None, 0, [], {}, 0
     start = time.perf_counter()
     while True:
         began = time.perf_counter()
-        try:
-            with urllib.request.urlopen(
-                urllib.request.Request(page_url(watermark), headers=headers), timeout=60
-            ) as answer:
-                status, page = answer.status, json.load(answer)
-        except urllib.error.HTTPError as error:
-            status, page = error.code, None
+        status, page = client.get(page_url(watermark), headers)
         pages.append(time.perf_counter() - began)
         statuses[status] = statuses.get(status, 0) + 1
-        if page is None:
+        if status != 200:
             break
         if total is not None:
             exact += page["total"] == total - count
@@ -91,6 +84,7 @@ def follow(page_url: Callable[[str | None], str], headers: dict, total: int | No
             break
         watermark = page.get("after") or page["items"][-1]["updatedDate"]
     seconds = time.perf_counter() - start
+    client.close()
     tenth = max(1, len(pages) // 10)
     return {
         "count": count,
@@ -100,6 +94,7 @@ def follow(page_url: Callable[[str | None], str], headers: dict, total: int | No
         "exact": exact if total is not None else None,
         "first": (statistics.median(pages[:tenth]) * 1000, max(pages[:tenth]) * 1000),
         "last": (statistics.median(pages[-tenth:]) * 1000, max(pages[-tenth:]) * 1000),
+        "client": client.summary(),
     }
 
 
@@ -131,6 +126,9 @@ def main() -> None:
     parser.add_argument("--projects", type=int, default=100_000)
     parser.add_argument("--port", type=int, default=8797)
     parser.add_argument("--before", type=Path, help="another checkout (a worktree of main) served and followed too")
+    parser.add_argument(
+        "--new-connections", action="store_true", help="a new connection a request (urllib's way) for every run"
+    )
     args = parser.parse_args()
 
     call_command("migrate", verbosity=0)
@@ -141,9 +139,12 @@ def main() -> None:
     headers = {"Authorization": f"Bearer {token}", "ClientID": key}
     print(f"load average before the runs: {os.getloadavg()}", flush=True)
     results = {}
+    keep_alive = not args.new_connections
     server = _setup.baseline_start(args.port)
     try:
-        results["bare Django page (bench/baseline/)"] = follow(baseline_pages(base, partner_id), {}, None)
+        results["bare Django page (bench/baseline/)"] = follow(
+            baseline_pages(base, partner_id), {}, None, keep_alive=keep_alive
+        )
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -153,7 +154,7 @@ def main() -> None:
         projects_changed(partner_id=partner_id, environment="sandbox", created=True)
         server = _setup.service_start(args.port, root=root)
         try:
-            results[name] = follow(service_pages(base), headers, args.projects)
+            results[name] = follow(service_pages(base), headers, args.projects, keep_alive=keep_alive)
         finally:
             server.terminate()
             server.wait(timeout=30)
@@ -166,6 +167,8 @@ def main() -> None:
             f"| {name} | {result['rate']:,.0f} | {result['pages']:,} | {result['answers']} | {exact} | "
             f"{result['first'][0]:.1f} / {result['first'][1]:.1f} | {result['last'][0]:.1f} / {result['last'][1]:.1f} |"
         )
+    for name, result in results.items():
+        print(f"{name}: {result['client']}")
 
 
 if __name__ == "__main__":
