@@ -132,60 +132,28 @@ def patcher(seed, deadline, out):
     out.put((f"patcher {seed}", stats))
 
 
+def manage(*arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run([f"{WT}/.venv/bin/python", "manage.py", *arguments], cwd=WT, capture_output=True, text=True)
+
+
 def reprocessor(deadline, out):
     stats, version = {}, 1
     while time.time() < deadline:
         version = 3 - version
         if version == 1:  # inline, as an operator's command does
-            p = subprocess.run(
-                [
-                    f"{WT}/.venv/bin/python",
-                    "manage.py",
-                    "publish_mappings",
-                    FIRST,
-                    "--env",
-                    "sandbox",
-                    "--version",
-                    "1",
-                ],
-                cwd=WT,
-                capture_output=True,
-                text=True,
-            )
+            p = manage("publish_mappings", FIRST, "--env", "sandbox", "--version", "1")
         else:  # queued for the db_workers, as the admin does
-            p = subprocess.run(
-                [
-                    f"{WT}/.venv/bin/python",
-                    "manage.py",
-                    "publish_mappings",
-                    FIRST,
-                    "--env",
-                    "sandbox",
-                    "--version",
-                    "2",
-                    "--no-reprocess",
-                ],
-                cwd=WT,
-                capture_output=True,
-                text=True,
-            )
+            p = manage("publish_mappings", FIRST, "--env", "sandbox", "--version", "2", "--no-reprocess")
             if p.returncode == 0:
-                p = subprocess.run(
-                    [
-                        f"{WT}/.venv/bin/python",
-                        "manage.py",
-                        "shell",
-                        "-c",
-                        "from partners.models import Partner\n"
-                        "from mappings.reprocessing import reprocess_run_request\n"
-                        "from mappings.tasks import reprocess_partner_projects\n"
-                        "from django.db import transaction\n"
-                        f"with transaction.atomic(): reprocess_run_request(partner=Partner.objects.get(slug={FIRST!r}), "  # noqa: E501
-                        "environment='sandbox', requested_by=None, enqueue=reprocess_partner_projects.enqueue)",
-                    ],
-                    cwd=WT,
-                    capture_output=True,
-                    text=True,
+                p = manage(
+                    "shell",
+                    "-c",
+                    "from partners.models import Partner\n"
+                    "from mappings.reprocessing import reprocess_run_request\n"
+                    "from mappings.tasks import reprocess_partner_projects\n"
+                    "from django.db import transaction\n"
+                    f"with transaction.atomic(): reprocess_run_request(partner=Partner.objects.get(slug={FIRST!r}), "
+                    "environment='sandbox', requested_by=None, enqueue=reprocess_partner_projects.enqueue)",
                 )
         count(stats, f"reprocess v{version} rc={p.returncode}")
         if p.returncode:

@@ -2,6 +2,15 @@
 
 from drf_spectacular.utils import OpenApiExample
 
+_WEBHOOK = {
+    "id": 7,
+    "url": "https://crm.example.com/hooks/solar",
+    "events": ["project.created", "project.updated"],
+    "description": "CRM sync",
+    "enabled": True,
+    "createdDate": "2026-03-10T12:00:00.123456Z",
+}
+
 WEBHOOK_CREATE_EXAMPLES = [
     OpenApiExample(
         "Project events to the CRM",
@@ -14,28 +23,12 @@ WEBHOOK_CREATE_EXAMPLES = [
     ),
     OpenApiExample(
         "Registered",
-        value={
-            "id": 7,
-            "url": "https://crm.example.com/hooks/solar",
-            "events": ["project.created", "project.updated"],
-            "description": "CRM sync",
-            "enabled": True,
-            "createdDate": "2026-03-10T12:00:00.123456Z",
-            "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
-        },
+        value={**_WEBHOOK, "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},
         response_only=True,
         status_codes=["201"],
     ),
 ]
 
-_WEBHOOK = {
-    "id": 7,
-    "url": "https://crm.example.com/hooks/solar",
-    "events": ["project.created", "project.updated"],
-    "description": "CRM sync",
-    "enabled": True,
-    "createdDate": "2026-03-10T12:00:00.123456Z",
-}
 
 WEBHOOK_EXAMPLE = OpenApiExample("A webhook", value=_WEBHOOK, response_only=True)
 
