@@ -204,15 +204,22 @@ def partner_follower(slug, stop_at, out):
             wm = it["updatedDate"]
             items_n += 1
             seen[it["id"]] = it
-        if not items:
-            if time.time() > stop_at.value > 0:
-                quiet_since = quiet_since or time.time()
-                if time.time() - quiet_since > 8:
-                    break
-            time.sleep(0.2)
-        else:
-            quiet_since = None
+        done, quiet_since = caught_up(empty=not items, stop_at=stop_at, quiet_since=quiet_since)
+        if done:
+            break
     out.put((f"partner follower {slug}", {"pages": pages, "items": items_n, "reordered": reordered, "seen": seen}))
+
+
+def caught_up(*, empty: bool, stop_at, quiet_since: float | None) -> tuple[bool, float | None]:
+    """Whether a follower may stop (the writers are done and 8 s passed with no new item), and its quiet_since."""
+    if not empty:
+        return False, None
+    if time.time() > stop_at.value > 0:
+        quiet_since = quiet_since or time.time()
+        if time.time() - quiet_since > 8:
+            return True, quiet_since
+    time.sleep(0.2)
+    return False, quiet_since
 
 
 def platform_follower(limit, stop_at, out):
@@ -246,14 +253,9 @@ def platform_follower(limit, stop_at, out):
             items_n += 1
             seen[it["project"]["id"]] = it
         cursor = body["nextCursor"]
-        if not body["items"]:
-            if time.time() > stop_at.value > 0:
-                quiet_since = quiet_since or time.time()
-                if time.time() - quiet_since > 8:
-                    break
-            time.sleep(0.2)
-        else:
-            quiet_since = None
+        done, quiet_since = caught_up(empty=not body["items"], stop_at=stop_at, quiet_since=quiet_since)
+        if done:
+            break
     out.put(
         (f"platform follower limit={limit}", {"pages": pages, "items": items_n, "reordered": reordered, "seen": seen})
     )
