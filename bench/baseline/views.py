@@ -18,6 +18,24 @@ def upsert(request: HttpRequest) -> HttpResponse:
     return JsonResponse({"id": body["id"]})
 
 
+PLATFORM_UPDATE = (
+    "UPDATE projects_project SET platform_note = %s, platform_stage = %s, platform_updated_date = now() "
+    "WHERE id = %s RETURNING id, platform_note, platform_stage, platform_updated_date"
+)
+
+
+def platform_update(request: HttpRequest, project_id: str) -> HttpResponse:
+    """Parse a PATCH's body and UPDATE one project's row by id (bench/platform_patch.py): what any such write must
+    do, in one statement, without a key, a precondition, a change log, an audit or an event."""
+    body = json.loads(request.body)
+    with connection.cursor() as cursor:
+        cursor.execute(PLATFORM_UPDATE, [body.get("note"), body.get("stage"), project_id])
+        row = cursor.fetchone()
+    if row is None:
+        return JsonResponse({"detail": "not found"}, status=404)
+    return JsonResponse(dict(zip(("id", "note", "stage", "updatedDate"), row, strict=True)), encoder=DjangoJSONEncoder)
+
+
 def page(request: HttpRequest) -> HttpResponse:
     """A bare read of a page of projects after a position, as a follower reads them: one statement, the rows as
     dicts written by Django's JSON encoder. No authentication, no totals, no service code: what any such page must
