@@ -1,6 +1,7 @@
 """Shared set-up for the benchmarks: Django on the database of DATABASE_URL (a PostgreSQL one, see README)."""
 
 import http.client
+import importlib
 import json
 import os
 import subprocess
@@ -8,6 +9,8 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -205,3 +208,39 @@ def baseline_rows_create(ids: int) -> None:
             "ON CONFLICT (external_id) DO NOTHING",
             [2 * ids],
         )
+
+
+@contextmanager
+def timers(entries: list[tuple[str, str | None, str, str]]) -> Iterator[dict[str, list[float]]]:
+    """While the block runs, each (module, class or None, function, label) of `entries` is wrapped in a timer of
+    CPU and wall seconds (a microsecond's overhead, unlike cProfile): yields {label: [cpu, wall]}, filled as they
+    run. An entry this tree does not have (main's, before a change) is left out."""
+    spent: dict[str, list[float]] = {}
+    originals = []
+    for module_name, class_name, function_name, label in entries:
+        owner = importlib.import_module(module_name)
+        owner = getattr(owner, class_name) if class_name else owner
+        if not hasattr(owner, function_name):
+            continue
+        original = owner.__dict__.get(function_name)  # None: inherited, the wrapper then shadows it
+        function = original.__func__ if isinstance(original, staticmethod) else getattr(owner, function_name)
+
+        def timed(*args, _function=function, _label=label, **kwargs):
+            cpu, wall = time.process_time(), time.perf_counter()
+            try:
+                return _function(*args, **kwargs)
+            finally:
+                times = spent.setdefault(_label, [0.0, 0.0])
+                times[0] += time.process_time() - cpu
+                times[1] += time.perf_counter() - wall
+
+        setattr(owner, function_name, staticmethod(timed) if isinstance(original, staticmethod) else timed)
+        originals.append((owner, function_name, original))
+    try:
+        yield spent
+    finally:
+        for owner, function_name, original in originals:
+            if original is None:
+                delattr(owner, function_name)
+            else:
+                setattr(owner, function_name, original)

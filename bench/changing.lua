@@ -20,12 +20,8 @@ local size = tonumber(os.getenv("BENCH_BATCH_SIZE") or "0")
 local ids = tonumber(os.getenv("BENCH_IDS") or "5000")
 wrk.method = "POST"
 
-local threads = {}
-
-function setup(thread)
-  thread:set("thread_number", #threads)
-  table.insert(threads, thread)
-end
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
+dofile(here .. "answers.lua") -- setup, count and done
 
 function init(args)
   math.randomseed(os.time() + (thread_number or 0) * 7919)
@@ -62,10 +58,6 @@ request = function()
   return wrk.format(nil, nil, headers, '{"records":[' .. table.concat(records, ",") .. "]}")
 end
 
-local function count(name)
-  counts[name] = (counts[name] or 0) + 1
-end
-
 response = function(status, headers, body)
   count("http " .. status)
   if size > 0 then
@@ -76,23 +68,4 @@ response = function(status, headers, body)
   for changed in string.gmatch(body, '"changed":(%a+)') do
     count(changed == "true" and "changed" or "unchanged")
   end
-end
-
-done = function(summary, latency, requests)
-  local totals = {}
-  for _, thread in ipairs(threads) do
-    for name, value in pairs(thread:get("counts")) do
-      totals[name] = (totals[name] or 0) + value
-    end
-  end
-  local names = {}
-  for name in pairs(totals) do
-    table.insert(names, name)
-  end
-  table.sort(names)
-  local parts = {}
-  for _, name in ipairs(names) do
-    table.insert(parts, name .. "=" .. totals[name])
-  end
-  io.write("answers: " .. table.concat(parts, ", ") .. "\n")
 end

@@ -11,13 +11,12 @@ and the statements one PATCH sends. `--breakdown` then times the PATCH's parts (
 """
 
 import argparse
-import importlib
 import json
 import random
 import statistics
 import time
 
-import _setup  # noqa: F401 (Django set up before the imports below)
+import _setup
 from django.core.management import call_command
 from django.db import connection
 from django.test import Client
@@ -63,35 +62,8 @@ def each_ms(patch, count: int, project_ids: list[str]) -> tuple[float, float]:
 
 
 def breakdown(patch, count: int, project_ids: list[str]) -> None:
-    spent: dict[str, list[float]] = {}
-    originals = []
-    for module_name, class_name, function_name, label in BREAKDOWN:
-        owner = importlib.import_module(module_name)
-        owner = getattr(owner, class_name) if class_name else owner
-        if not hasattr(owner, function_name):  # a part this tree does not have (main's, before a change)
-            continue
-        original = owner.__dict__.get(function_name)  # None: inherited, the wrapper then shadows it
-        function = original.__func__ if isinstance(original, staticmethod) else getattr(owner, function_name)
-
-        def timed(*args, _function=function, _label=label, **kwargs):
-            cpu, wall = time.process_time(), time.perf_counter()
-            try:
-                return _function(*args, **kwargs)
-            finally:
-                times = spent.setdefault(_label, [0.0, 0.0])
-                times[0] += time.process_time() - cpu
-                times[1] += time.perf_counter() - wall
-
-        setattr(owner, function_name, staticmethod(timed) if isinstance(original, staticmethod) else timed)
-        originals.append((owner, function_name, original))
-    try:
+    with _setup.timers(BREAKDOWN) as spent:
         cpu, wall = each_ms(patch, count, project_ids)
-    finally:
-        for owner, function_name, original in originals:
-            if original is None:
-                delattr(owner, function_name)
-            else:
-                setattr(owner, function_name, original)
     print(f"\nwhere a PATCH's {cpu:.2f} ms of CPU ({wall:.2f} ms wall) go, timers included:")
     print(f"{'':50s} {'CPU ms':>7s} {'wall ms':>8s}")
     for *_, label in BREAKDOWN:

@@ -68,37 +68,12 @@ BREAKDOWN = [
 
 
 def breakdown(push, count: int) -> None:
-    import importlib
-
-    spent: dict[str, float] = {}
-    originals = []
-    for module_name, class_name, function_name, label in BREAKDOWN:
-        owner = importlib.import_module(module_name)
-        owner = getattr(owner, class_name) if class_name else owner
-        original = owner.__dict__.get(function_name)  # None: inherited, the wrapper then shadows it
-        function = original.__func__ if isinstance(original, staticmethod) else getattr(owner, function_name)
-
-        def timed(*args, _function=function, _label=label, **kwargs):
-            started = time.process_time()
-            try:
-                return _function(*args, **kwargs)
-            finally:
-                spent[_label] = spent.get(_label, 0.0) + time.process_time() - started
-
-        setattr(owner, function_name, staticmethod(timed) if isinstance(original, staticmethod) else timed)
-        originals.append((owner, function_name, original))
-    try:
+    with _setup.timers(BREAKDOWN) as spent:
         total = cpu_ms_each(push, count)
-    finally:
-        for owner, function_name, original in originals:
-            if original is None:
-                delattr(owner, function_name)
-            else:
-                setattr(owner, function_name, original)
     print(f"\nwhere a push's {total:.2f} ms of CPU go (timers included):")
     for *_, label in BREAKDOWN:
-        print(f"{label:50s} {spent.get(label, 0.0) * 1000 / count:6.3f} ms")
-    dispatch = spent.get("DRF: the view's whole dispatch", 0.0) * 1000 / count
+        print(f"{label:50s} {spent.get(label, [0.0])[0] * 1000 / count:6.3f} ms")
+    dispatch = spent.get("DRF: the view's whole dispatch", [0.0])[0] * 1000 / count
     print(f"{'outside DRF (WSGI handler, middleware, test client)':50s} {total - dispatch:6.3f} ms")
 
 
