@@ -1,10 +1,16 @@
 -- Loaded by the wrk scripts of bench/ (dofile): wrk's threads numbered, each with its own answer counts, and the
--- counts of every thread summed in one line after wrk's figures: "answers: http 200=..., changed=...".
+-- counts of every thread summed in one line after wrk's figures: "answers: http 200=..., changed=...". Each
+-- thread's random numbers are its own.
 local threads = {}
 
 function setup(thread)
   thread:set("thread_number", #threads)
   table.insert(threads, thread)
+end
+
+function init(args)
+  math.randomseed(os.time() + (thread_number or 0) * 7919)
+  counts = {}
 end
 
 function count(name)

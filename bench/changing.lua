@@ -21,12 +21,7 @@ local ids = tonumber(os.getenv("BENCH_IDS") or "5000")
 wrk.method = "POST"
 
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
-dofile(here .. "answers.lua") -- setup, count and done
-
-function init(args)
-  math.randomseed(os.time() + (thread_number or 0) * 7919)
-  counts = {}
-end
+dofile(here .. "answers.lua") -- setup, init, count and done
 
 local sent = 0
 local function record()

@@ -12,12 +12,7 @@ for line in io.lines(os.getenv("BENCH_IDS_FILE")) do
 end
 
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
-dofile(here .. "answers.lua") -- setup, count and done
-
-function init(args)
-  math.randomseed(os.time() + (thread_number or 0) * 7919)
-  counts = {}
-end
+dofile(here .. "answers.lua") -- setup, init, count and done
 
 local sent = 0
 local headers = {["Content-Type"] = "application/merge-patch+json", ["If-Match"] = "*"}
