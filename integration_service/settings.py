@@ -110,9 +110,13 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # Parameters travel apart from the SQL, so psycopg prepares a statement run often (a push's few) and
-    # PostgreSQL stops parsing and planning it anew on every request.
+    # Parameters travel apart from the SQL, so psycopg prepares a statement run often (a push's few, a follower's
+    # page) and PostgreSQL stops parsing and planning it anew on every request. Django leaves preparing off unless
+    # prepare_threshold is set (behind a pooler: PgBouncer 1.21+ with max_prepared_statements, docs/deploy.md). The
+    # threshold is psycopg's: runs of a statement before it is prepared; a negative one never prepares.
     DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
+    prepare_threshold = env_int("DATABASE_PREPARE_THRESHOLD", 5)
+    DATABASES["default"]["OPTIONS"]["prepare_threshold"] = prepare_threshold if prepare_threshold >= 0 else None
     # A database host that drops packets must not hold a request (or /readyz) until the kernel gives up on TCP.
     DATABASES["default"]["OPTIONS"]["connect_timeout"] = env_int("DATABASE_CONNECT_TIMEOUT_SECONDS", 5)
     # PostgreSQL's JIT compiles a long expression for seconds once a plan's estimated cost passes jit_above_cost: the
