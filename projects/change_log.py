@@ -99,6 +99,14 @@ def followers_visible(queryset: QuerySet, *, xid_field: str = "change_xid") -> Q
     return queryset.filter(below_horizon | Q(**{xid_field: _OWN_XID}))
 
 
+def followers_visible_sql(xid_column: str) -> str:
+    """followers_visible's condition as SQL over `xid_column` (PostgreSQL), for a statement built by hand."""
+    below_horizon = f"{xid_column} < {_BELOW_HORIZON.sql}"
+    if not connection.in_atomic_block:
+        return below_horizon
+    return f"({below_horizon} OR {xid_column} = {_OWN_XID.sql})"
+
+
 class StampBehind(Exception):
     """A row this transaction locked already carries a stamp at or after the first one it reserved."""
 

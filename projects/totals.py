@@ -17,6 +17,7 @@ instead of a count of every remaining row.
 
 import hashlib
 import time
+from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlencode
 
@@ -57,7 +58,7 @@ def _versions(partner_id: int, environment: str, kinds: list[str]) -> list[int]:
     return [found[key] for key in keys]
 
 
-def _follower_watermark(filters: dict) -> datetime | None:
+def follower_watermark(filters: dict) -> datetime | None:
     """X when the updatedDate filter is exactly gt:X, else None."""
     try:
         bounds = parse_date_filter(filters.get("updatedDate") or "")
@@ -68,16 +69,54 @@ def _follower_watermark(filters: dict) -> datetime | None:
     return bounds.lower
 
 
-def _follower_total(queryset: QuerySet, *, unfiltered: QuerySet, key: str, watermark: datetime) -> int:
+@dataclass(frozen=True)
+class FollowerCount:
+    """What a follower's total at `watermark` needs counted: the rows (of the list without its updatedDate filter)
+    with `low` < updatedDate <= `high` (no upper bound when `high` is None), and how that count makes the total."""
+
+    watermark: datetime
+    low: datetime
+    high: datetime | None
+    base_total: int | None  # None: the count is the total
+    behind_base: bool  # the follower is behind the base: the rows between are added, not taken away
+    key: str | None  # where the new base is kept; None: not kept (totals not cached)
+
+    def total(self, counted: int) -> int:
+        if self.base_total is None:
+            return counted
+        return self.base_total + counted if self.behind_base else self.base_total - counted
+
+
+def follower_count(*, partner_id: int, environment: str, filters: dict, watermark: datetime) -> FollowerCount:
+    """How to count the total of a follower's page at `watermark` (filters: the query string, updatedDate=gt:X
+    among them): from the base its criteria last left, when the data versions still stand, else all the rows
+    after the watermark. Keep the total with follower_total_keep."""
+    if not settings.PROJECT_TOTALS_CACHED:
+        return FollowerCount(watermark, watermark, None, None, False, None)
+    others = sorted((name, value) for name, value in filters.items() if name not in PAGING_PARAMETERS | {"updatedDate"})
+    versions = _versions(partner_id, environment, ["created", "updated"])
+    signature = hashlib.sha256(urlencode(others).encode()).hexdigest()[:32]
+    key = f"projects-follow:{partner_id}:{environment}:{'-'.join(map(str, versions))}:{signature}"
     base = cache.get(key)
     if base is None:
-        total = queryset.count()
-    else:
-        base_watermark, base_total = base
-        low, high = sorted((base_watermark, watermark))
-        between = unfiltered.filter(updated_date__gt=low, updated_date__lte=high).count()
-        total = base_total - between if watermark >= base_watermark else base_total + between
-    cache.set(key, (watermark, total), timeout=TOTAL_TIMEOUT_SECONDS)
+        return FollowerCount(watermark, watermark, None, None, False, key)
+    base_watermark, base_total = base
+    low, high = sorted((base_watermark, watermark))
+    return FollowerCount(watermark, low, high, base_total, watermark < base_watermark, key)
+
+
+def follower_total_keep(count: FollowerCount, total: int) -> None:
+    """The follower's new total becomes its criteria's base."""
+    if count.key is not None:
+        cache.set(count.key, (count.watermark, total), timeout=TOTAL_TIMEOUT_SECONDS)
+
+
+def _follower_total(*, unfiltered: QuerySet, count: FollowerCount) -> int:
+    rows = unfiltered.filter(updated_date__gt=count.low)
+    if count.high is not None:
+        rows = rows.filter(updated_date__lte=count.high)
+    total = count.total(rows.count())
+    follower_total_keep(count, total)
     return total
 
 
@@ -91,16 +130,14 @@ def project_total(
     """
     if not settings.PROJECT_TOTALS_CACHED:
         return queryset.count()
+    watermark = follower_watermark(filters) if unfiltered is not None else None
+    if watermark is not None:
+        count = follower_count(partner_id=partner_id, environment=environment, filters=filters, watermark=watermark)
+        return _follower_total(unfiltered=unfiltered, count=count)
     criteria = sorted((name, value) for name, value in filters.items() if name not in PAGING_PARAMETERS)
     versions = _versions(partner_id, environment, ["created", "updated"] if "updatedDate" in filters else ["created"])
     signature = hashlib.sha256(urlencode(criteria).encode()).hexdigest()[:32]
     key = f"projects-total:{partner_id}:{environment}:{'-'.join(map(str, versions))}:{signature}"
-    watermark = _follower_watermark(filters) if unfiltered is not None else None
-    if watermark is not None:
-        others = sorted((name, value) for name, value in criteria if name != "updatedDate")
-        base_signature = hashlib.sha256(urlencode(others).encode()).hexdigest()[:32]
-        base_key = f"projects-follow:{partner_id}:{environment}:{'-'.join(map(str, versions))}:{base_signature}"
-        return _follower_total(queryset, unfiltered=unfiltered, key=base_key, watermark=watermark)
     total = cache.get(key)
     if total is None:
         total = queryset.count()

@@ -11,6 +11,7 @@ from integration_service.problems import PROBLEM_CONTENT_TYPE
 from projects.change_log import followers_visible
 from projects.errors import ProjectGone
 from projects.filters import ORDERING_CHOICES
+from projects.follower_pages import follower_page, follower_page_request
 from projects.json_sql import json_sql_available, projects_json
 from projects.pagination import page_of
 from projects.renderers import PrerenderedJSONRenderer, json_object_with_items
@@ -94,11 +95,12 @@ class ProjectListView(APIView):
     )
     def get(self, request: Request, environment: str) -> Response:
         params = request.query_params.dict()  # a plain dict, so "page=" is an invalid value, not a missing one
-        paging = ProjectPageQuerySerializer(
-            data=params,
-            max_limit=settings.PROJECT_PAGE_SIZE_MAX,
-            default_limit=settings.PROJECT_PAGE_SIZE_DEFAULT,
-        )
+        limits = {"max_limit": settings.PROJECT_PAGE_SIZE_MAX, "default_limit": settings.PROJECT_PAGE_SIZE_DEFAULT}
+        if json_sql_available() and (follower := follower_page_request(params, **limits)) is not None:
+            partner_id = request.client_id.partner_id
+            page = follower_page(partner_id=partner_id, environment=environment, params=params, page=follower)
+            return Response(json_object_with_items(**page))
+        paging = ProjectPageQuerySerializer(data=params, **limits)
         errors = _unknown_parameter_errors(params)
         if not paging.is_valid():
             errors.update(paging.errors)
