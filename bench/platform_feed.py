@@ -144,7 +144,7 @@ def lag_under_load(base: str, headers: dict, *, rate: int, seconds: int) -> None
             break
     answered: dict[tuple[str, str], float] = {}  # (project id, updatedDate) -> when the push answered
     seen: dict[tuple[str, str], float] = {}
-    statuses: dict[int, int] = {}
+    statuses: dict[str, int] = {}
     stop = threading.Event()
 
     def follow() -> None:
@@ -165,15 +165,18 @@ def lag_under_load(base: str, headers: dict, *, rate: int, seconds: int) -> None
     next_at = time.perf_counter()
     for number in range(rate * seconds):
         token, key = spread[number % len(spread)]
-        body = json.dumps({"id": f"HS-{number % 500}", "data": {"properties": {"amount": f"{number}.00"}}}).encode()
+        # a new modification time in every push, so that each changes its project on a rerun too
+        properties = {"amount": f"{number}.00", "hs_lastmodifieddate": str(time.time_ns())}
+        body = json.dumps({"id": f"HS-{number % 500}", "data": {"properties": properties}}).encode()
         request = urllib.request.Request(
             f"{base}/sandbox/api/v1/externals/push",
             data=body,
             headers={"Authorization": f"Bearer {token}", "ClientID": key, "Content-Type": "application/json"},
         )
         with urllib.request.urlopen(request, timeout=30) as answer:
-            statuses[answer.status] = statuses.get(answer.status, 0) + 1
             pushed = json.load(answer)
+            kind = f"{answer.status} {'changed' if pushed.get('changed') else 'unchanged'}"
+            statuses[kind] = statuses.get(kind, 0) + 1
         answered[(pushed["id"], pushed["updatedDate"])] = time.perf_counter()
         next_at += interval
         time.sleep(max(0.0, next_at - time.perf_counter()))
@@ -185,7 +188,11 @@ def lag_under_load(base: str, headers: dict, *, rate: int, seconds: int) -> None
     print(f"\nlag, push answered -> seen by a follower of the feed, {rate} pushes/s for {seconds} s:")
     print(f"  pushes answered: {', '.join(f'{status}: {count}' for status, count in sorted(statuses.items()))}")
     print(f"  versions seen: {len(lags)}, superseded before the follower's next page: {superseded}")
-    print(f"  p50 {statistics.median(lags):.0f} ms, p95 {_setup.percentile(lags, 0.95):.0f} ms, max {max(lags):.0f} ms")
+    if not lags:
+        print("  no pushed version was seen: no lag to time")
+        return
+    p50, p95 = statistics.median(lags), _setup.percentile(lags, 0.95)
+    print(f"  p50 {p50:.0f} ms, p95 {p95:.0f} ms, max {max(lags):.0f} ms")
 
 
 def main() -> None:
