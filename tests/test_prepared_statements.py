@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psycopg
 import pytest
 from django.db import connection
 
@@ -53,3 +54,34 @@ def threshold_with(**env: str) -> str:
 )
 def test_the_prepare_threshold_comes_from_the_environment(env, threshold):
     assert threshold_with(**env) == threshold
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's")
+def test_a_prepared_statement_survives_a_column_type_change_by_the_next_releases_migration():
+    """docs/deploy.md: migrations are applied while the previous release still serves. Widening a column (a longer
+    max_length) from the release's connection must not break the statements the serving workers prepared."""
+    settings_dict = connection.settings_dict
+    with connection.cursor() as cursor:
+        cursor.execute("DROP TABLE IF EXISTS review_widened; CREATE TABLE review_widened (id int, name varchar(10))")
+        cursor.execute("INSERT INTO review_widened VALUES (1, 'x')")
+    try:
+        for _ in range(7):  # prepared by the serving worker's connection
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT id, name FROM review_widened WHERE id = %s", [1])
+        release = psycopg.connect(
+            host=settings_dict["HOST"],
+            port=settings_dict["PORT"],
+            user=settings_dict["USER"],
+            dbname=settings_dict["NAME"],
+            autocommit=True,
+        )
+        with release:
+            release.execute("ALTER TABLE review_widened ALTER COLUMN name TYPE varchar(20)")
+
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT id, name FROM review_widened WHERE id = %s", [1])
+            assert cursor.fetchall() == [(1, "x")]
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("DROP TABLE IF EXISTS review_widened")
