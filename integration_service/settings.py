@@ -117,6 +117,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
     prepare_threshold = env_int("DATABASE_PREPARE_THRESHOLD", 5)
     DATABASES["default"]["OPTIONS"]["prepare_threshold"] = prepare_threshold if prepare_threshold >= 0 else None
+    # Django's backend, with prepared statements that outlive the next release's migration (its docstring).
+    DATABASES["default"]["ENGINE"] = "integration_service.postgresql"
     # A database host that drops packets must not hold a request (or /readyz) until the kernel gives up on TCP.
     DATABASES["default"]["OPTIONS"]["connect_timeout"] = env_int("DATABASE_CONNECT_TIMEOUT_SECONDS", 5)
     # PostgreSQL's JIT compiles a long expression for seconds once a plan's estimated cost passes jit_above_cost: the

@@ -99,10 +99,11 @@ def followers_visible(queryset: QuerySet, *, xid_field: str = "change_xid") -> Q
     return queryset.filter(below_horizon | Q(**{xid_field: _OWN_XID}))
 
 
-def followers_visible_sql(xid_column: str) -> str:
-    """followers_visible's condition as SQL over `xid_column` (PostgreSQL), for a statement built by hand."""
+def followers_visible_sql(xid_column: str, *, in_transaction: bool) -> str:
+    """followers_visible's condition as SQL over `xid_column` (PostgreSQL), for a statement built by hand to run in a
+    transaction or not."""
     below_horizon = f"{xid_column} < {_BELOW_HORIZON.sql}"
-    if not connection.in_atomic_block:
+    if not in_transaction:
         return below_horizon
     return f"({below_horizon} OR {xid_column} = {_OWN_XID.sql})"
 

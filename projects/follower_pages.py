@@ -45,7 +45,7 @@ def follower_page_request(params: dict[str, str], *, default_limit: int, max_lim
         return None
     limit = params.get("limit")
     if limit is not None and not (
-        limit.isascii() and limit.isdigit() and len(limit) < 10 and 1 <= int(limit) <= max_limit
+        limit.isascii() and limit.isdigit() and len(limit) <= len(str(max_limit)) and 1 <= int(limit) <= max_limit
     ):
         return None
     watermark = follower_watermark(params)
@@ -95,8 +95,7 @@ def _page_sql(*, exclude_data: bool, include_deleted: bool, bounded: bool, in_tr
     upper = f" AND {updated} <= %s" if bounded else ""
     columns = project_json_columns(exclude_data=exclude_data)
     named = ", ".join(f"{column} AS json_{place}" for place, column in enumerate(columns))
-    visible = followers_visible_sql(project_column("change_xid"))
-    del in_transaction  # part of the cache's key: the horizon's condition depends on it
+    visible = followers_visible_sql(project_column("change_xid"), in_transaction=in_transaction)
     return (
         f"SELECT counted.n, page.* FROM "
         f"(SELECT count(*) AS n FROM {table} WHERE {scope} AND {updated} > %s{upper}) AS counted "

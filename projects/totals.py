@@ -58,6 +58,16 @@ def _versions(partner_id: int, environment: str, kinds: list[str]) -> list[int]:
     return [found[key] for key in keys]
 
 
+def _total_key(prefix: str, partner_id: int, environment: str, filters: dict, *, ignored: frozenset[str]) -> str:
+    """The cache key of a total of these criteria (the filters but the `ignored`) under the data versions it depends
+    on: the "updated" one too when the criteria name updatedDate."""
+    criteria = sorted((name, value) for name, value in filters.items() if name not in ignored)
+    kinds = ["created", "updated"] if "updatedDate" in filters else ["created"]
+    versions = _versions(partner_id, environment, kinds)
+    signature = hashlib.sha256(urlencode(criteria).encode()).hexdigest()[:32]
+    return f"{prefix}:{partner_id}:{environment}:{'-'.join(map(str, versions))}:{signature}"
+
+
 def follower_watermark(filters: dict) -> datetime | None:
     """X when the updatedDate filter is exactly gt:X, else None."""
     try:
@@ -92,17 +102,25 @@ def follower_count(*, partner_id: int, environment: str, filters: dict, watermar
     among them): from the base its criteria last left, when the data versions still stand, else all the rows
     after the watermark. Keep the total with follower_total_keep."""
     if not settings.PROJECT_TOTALS_CACHED:
-        return FollowerCount(watermark, watermark, None, None, False, None)
-    others = sorted((name, value) for name, value in filters.items() if name not in PAGING_PARAMETERS | {"updatedDate"})
-    versions = _versions(partner_id, environment, ["created", "updated"])
-    signature = hashlib.sha256(urlencode(others).encode()).hexdigest()[:32]
-    key = f"projects-follow:{partner_id}:{environment}:{'-'.join(map(str, versions))}:{signature}"
+        return _everything_after(watermark, key=None)
+    key = _total_key("projects-follow", partner_id, environment, filters, ignored=PAGING_PARAMETERS | {"updatedDate"})
     base = cache.get(key)
     if base is None:
-        return FollowerCount(watermark, watermark, None, None, False, key)
+        return _everything_after(watermark, key=key)
     base_watermark, base_total = base
     low, high = sorted((base_watermark, watermark))
-    return FollowerCount(watermark, low, high, base_total, watermark < base_watermark, key)
+    return FollowerCount(
+        watermark=watermark,
+        low=low,
+        high=high,
+        base_total=base_total,
+        behind_base=watermark < base_watermark,
+        key=key,
+    )
+
+
+def _everything_after(watermark: datetime, *, key: str | None) -> FollowerCount:
+    return FollowerCount(watermark=watermark, low=watermark, high=None, base_total=None, behind_base=False, key=key)
 
 
 def follower_total_keep(count: FollowerCount, total: int) -> None:
@@ -134,10 +152,7 @@ def project_total(
     if watermark is not None:
         count = follower_count(partner_id=partner_id, environment=environment, filters=filters, watermark=watermark)
         return _follower_total(unfiltered=unfiltered, count=count)
-    criteria = sorted((name, value) for name, value in filters.items() if name not in PAGING_PARAMETERS)
-    versions = _versions(partner_id, environment, ["created", "updated"] if "updatedDate" in filters else ["created"])
-    signature = hashlib.sha256(urlencode(criteria).encode()).hexdigest()[:32]
-    key = f"projects-total:{partner_id}:{environment}:{'-'.join(map(str, versions))}:{signature}"
+    key = _total_key("projects-total", partner_id, environment, filters, ignored=PAGING_PARAMETERS)
     total = cache.get(key)
     if total is None:
         total = queryset.count()

@@ -4,11 +4,12 @@ Django leaves psycopg's preparing off unless the settings ask for it."""
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
-from django.db import connection
+from django.db import NotSupportedError, connection, transaction
 
 from projects.models import Project
 
@@ -56,32 +57,58 @@ def test_the_prepare_threshold_comes_from_the_environment(env, threshold):
     assert threshold_with(**env) == threshold
 
 
-@pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's")
-def test_a_prepared_statement_survives_a_column_type_change_by_the_next_releases_migration():
-    """docs/deploy.md: migrations are applied while the previous release still serves. Widening a column (a longer
-    max_length) from the release's connection must not break the statements the serving workers prepared."""
-    settings_dict = connection.settings_dict
-    with connection.cursor() as cursor:
-        cursor.execute("DROP TABLE IF EXISTS review_widened; CREATE TABLE review_widened (id int, name varchar(10))")
-        cursor.execute("INSERT INTO review_widened VALUES (1, 'x')")
-    try:
-        for _ in range(7):  # prepared by the serving worker's connection
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT id, name FROM review_widened WHERE id = %s", [1])
-        release = psycopg.connect(
-            host=settings_dict["HOST"],
-            port=settings_dict["PORT"],
-            user=settings_dict["USER"],
-            dbname=settings_dict["NAME"],
-            autocommit=True,
-        )
-        with release:
-            release.execute("ALTER TABLE review_widened ALTER COLUMN name TYPE varchar(20)")
+SELECT_ONE = "SELECT id, name FROM widened WHERE id = %s"
 
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT id, name FROM review_widened WHERE id = %s", [1])
-            assert cursor.fetchall() == [(1, "x")]
+
+@pytest.fixture
+def statement_prepared_before_a_column_type_change(transactional_db) -> Iterator[None]:
+    """A statement this connection prepared, whose result's column type another connection then changed, as the next
+    release's migration does while this release still serves (docs/deploy.md)."""
+    with connection.cursor() as cursor:
+        cursor.execute("DROP TABLE IF EXISTS widened; CREATE TABLE widened (id int, name varchar(10))")
+        cursor.execute("INSERT INTO widened VALUES (1, 'x')")
+    try:
+        for _ in range(7):  # prepared at its sixth run
+            with connection.cursor() as cursor:
+                cursor.execute(SELECT_ONE, [1])
+        database = connection.settings_dict
+        names = {"host": "HOST", "port": "PORT", "user": "USER", "dbname": "NAME"}
+        with psycopg.connect(**{name: database[key] for name, key in names.items()}, autocommit=True) as release:
+            release.execute("ALTER TABLE widened ALTER COLUMN name TYPE varchar(20)")
+        yield
     finally:
         with connection.cursor() as cursor:
-            cursor.execute("DROP TABLE IF EXISTS review_widened")
+            cursor.execute("DROP TABLE IF EXISTS widened")
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's")
+def test_a_prepared_statement_survives_a_column_type_change_by_the_next_releases_migration(
+    statement_prepared_before_a_column_type_change,
+):
+    with connection.cursor() as cursor:
+        cursor.execute(SELECT_ONE, [1])
+        assert cursor.fetchall() == [(1, "x")]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's")
+def test_a_transaction_that_meets_a_stale_prepared_statement_fails_and_the_next_statement_runs_afresh(
+    statement_prepared_before_a_column_type_change,
+):
+    """Inside a transaction the failed statement has lost it: the error stands and nothing of it is committed; the
+    connection is closed, and the next statement runs on a new one."""
+    stale = pytest.raises(NotSupportedError, match="cached plan must not change result type")
+    with stale, transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("INSERT INTO widened VALUES (2, 'y')")
+        before = backend_pid()
+        cursor.execute(SELECT_ONE, [1])
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, name FROM widened ORDER BY id")
+        assert cursor.fetchall() == [(1, "x")]
+    assert backend_pid() != before
+
+
+def backend_pid() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]
