@@ -1,4 +1,4 @@
-"""Second reading of the follower's page (projects/follower_pages.py): odd query strings, writes over HTTP, outside a
+"""The follower's page (projects/follower_pages.py) at its edges: odd query strings, writes over HTTP, outside a
 transaction and under generic plans, each answered as the general path answers it."""
 
 from datetime import UTC, datetime, timedelta
