@@ -137,6 +137,15 @@ def server_start(*, port: int, root: Path, workers: int, threads: int, baseline:
     return server
 
 
+def bench_set_up(*, key_name: str) -> tuple[list[str], str]:
+    """Migrated, the benchmark partner's projects (their ids) and a new platform key named `key_name` (its secret)."""
+    call_command("migrate", verbosity=0)
+    partner, _ = Partner.objects.get_or_create(slug="bench-platform", defaults={"name": "bench-platform"})
+    project_ids = projects_create(partner)
+    PlatformKey.objects.filter(name=key_name).delete()
+    return project_ids, platform_key_issue(name=key_name)[1]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=int, default=15)
@@ -149,11 +158,7 @@ def main() -> None:
     parser.add_argument("--py-spy", metavar="DIR", help="then profile this tree's workers under wrk into DIR")
     args = parser.parse_args()
 
-    call_command("migrate", verbosity=0)
-    partner, _ = Partner.objects.get_or_create(slug="bench-platform", defaults={"name": "bench-platform"})
-    project_ids = projects_create(partner)
-    PlatformKey.objects.filter(name="bench").delete()
-    key = platform_key_issue(name="bench")[1]
+    project_ids, key = bench_set_up(key_name="bench")
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     ids_file = tempfile.NamedTemporaryFile("w", suffix=".ids", delete=False)  # noqa: SIM115 (removed below)

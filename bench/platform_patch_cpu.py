@@ -17,15 +17,10 @@ import statistics
 import time
 
 import _setup
-from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
-from platform_patch import projects_create
-
-from partners.models import Partner
-from platform_api.models import PlatformKey
-from platform_api.services import platform_key_issue
+from platform_patch import bench_set_up
 
 # Each of these is wrapped in a timer (a microsecond's overhead, unlike cProfile); nested entries are part of the
 # one above them. (module, class or None, function, label)
@@ -83,11 +78,7 @@ def main() -> None:
     parser.add_argument("--breakdown", action="store_true")
     args = parser.parse_args()
 
-    call_command("migrate", verbosity=0)
-    partner, _ = Partner.objects.get_or_create(slug="bench-platform", defaults={"name": "bench-platform"})
-    project_ids = projects_create(partner)
-    PlatformKey.objects.filter(name="bench-cpu").delete()
-    key = platform_key_issue(name="bench-cpu")[1]
+    project_ids, key = bench_set_up(key_name="bench-cpu")
     client = Client(HTTP_HOST="127.0.0.1", HTTP_AUTHORIZATION=f"Bearer {key}", HTTP_IF_MATCH="*")
     notes = iter(range(10**9))
 
