@@ -48,6 +48,16 @@ class ApiCaller:
     has_webhook_endpoints: bool
     client_id_revoked: bool = False
 
+    @property
+    def person(self) -> User | None:
+        """The person the request acts for; None for a credential's token (the partner's machine)."""
+        return self.user if isinstance(self.user, User) else None
+
+    @property
+    def credential(self) -> IntegrationCredential | None:
+        """The client secret whose token the request carries; None for a person's token."""
+        return self.user if isinstance(self.user, IntegrationCredential) else None
+
 
 def _partner_state_sql(partner_id_sql: str) -> str:
     """The mapping version and the webhook endpoints' existence of the partner `partner_id_sql` names, for the
