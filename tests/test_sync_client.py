@@ -438,8 +438,18 @@ def verifying_receiver(webhook_secret):
     receiver.down()
 
 
+def events_visible(client, count: int, seconds: float = 60) -> None:
+    """Wait until the replay shows `count` events: it shows one once every change before it has committed, which
+    other databases' transactions on a shared PostgreSQL cluster can hold back for a moment."""
+    deadline = time.monotonic() + seconds
+    while len(list(client.events_since(None))) < count:
+        assert time.monotonic() < deadline, "the events stayed behind the change log's horizon"
+        time.sleep(0.05)
+
+
 def test_listen_forwards_each_new_event_signed_so_the_receiver_verifies_it(machine, webhook_secret, verifying_receiver):
     machine.push("HS-0", {"a": 0})  # before listening: not forwarded
+    events_visible(machine, 1)
     lines = []
 
     def until(forwarded: int) -> bool:
