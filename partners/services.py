@@ -20,7 +20,7 @@ from audit.services import audit_record
 from integration_service.errors import ServiceError
 from partners.choices import CLIENT_ID_PREFIXES, Environment
 from partners.models import ClientId, IntegrationCredential, Partner, User
-from partners.oauth import invalid_client
+from partners.oauth import OAuthError, invalid_client
 from partners.selectors import ApiCaller, client_id_credentials, client_id_hash, credential_get_by_secret
 from partners.throttling import login_failure_record, login_retry_after, login_throttled_message
 from partners.tokens import ENVIRONMENT_CLAIM, CredentialAccessToken, user_token_pair
@@ -324,14 +324,22 @@ class TokenGrant:
     expires_in: int
 
 
+# The token endpoint is throttled as logins are, the ClientID standing for the e-mail: these two functions are all
+# it says to the login throttling (partners/throttling.py).
+
+
 def _client_throttle_check(client_key: str) -> None:
-    """The token endpoint is throttled as logins are, the ClientID standing for the e-mail."""
     retry_after = login_retry_after(email=client_key)
     if retry_after:
         raise LoginThrottled(
             f"Too many failed token requests for this ClientID; try again in {retry_after} seconds.",
             headers={"Retry-After": str(retry_after)},
         )
+
+
+def _client_failed(client_key: str, description: str) -> OAuthError:
+    login_failure_record(email=client_key)
+    return invalid_client(description)
 
 
 def credential_token_issue(*, client_key: str, client_secret: str, environment: str) -> TokenGrant:
@@ -341,8 +349,7 @@ def credential_token_issue(*, client_key: str, client_secret: str, environment: 
     _client_throttle_check(client_key)
     credential = credential_get_by_secret(secret=client_secret)
     if credential is None or not hmac.compare_digest(credential.client_id.key_hash, client_id_hash(client_key)):
-        login_failure_record(email=client_key)
-        raise invalid_client("The ClientID or client secret is wrong.")
+        raise _client_failed(client_key, "The ClientID or client secret is wrong.")
     client_id = credential.client_id
     refusal = None
     if credential.is_revoked:
@@ -353,8 +360,7 @@ def credential_token_issue(*, client_key: str, client_secret: str, environment: 
         root = _other_root(client_id.environment)
         refusal = f"This ClientID is for the {client_id.environment} environment; ask for tokens under {root}."
     if refusal:
-        login_failure_record(email=client_key)
-        raise invalid_client(refusal)
+        raise _client_failed(client_key, refusal)
     last_use_record(credential)
     token = CredentialAccessToken.for_credential(credential, environment=environment)
     return TokenGrant(access_token=str(token), expires_in=int(token.lifetime.total_seconds()))
