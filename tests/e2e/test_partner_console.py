@@ -47,8 +47,9 @@ def page(live_server, monkeypatch):
         browser.close()
 
 
-def _partner_with_pushes(base: str) -> None:
-    """A partner whose sandbox has mappings and two pushes from its CRM, one with a size the mapping refuses."""
+def _partner_with_pushes(base: str) -> str:
+    """A partner whose sandbox has mappings and two pushes from its CRM, one with a size the mapping refuses; its
+    sandbox ClientID."""
     partner = partner_create(name="Bright Roofs")
     partner_user_create(partner=partner, email=EMAIL, password=PASSWORD)
     key = client_id_issue(partner=partner, environment="sandbox", label="HubSpot sync")[1]
@@ -61,12 +62,13 @@ def _partner_with_pushes(base: str) -> None:
     ):
         status, pushed = api(base, "/sandbox/api/v1/externals/push", record, headers)
         assert status == 201, pushed
+    return key
 
 
 def test_a_partner_developer_wires_a_webhook_and_finds_a_refused_value(page, live_server, receiver, settings, tmp_path):
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = True  # the receiver is on loopback
     base = live_server.url
-    from_db(lambda: _partner_with_pushes(base))
+    key = from_db(lambda: _partner_with_pushes(base))
 
     # Log in with the e-mail and password the CRM integration uses.
     page.goto(base + "/portal/")
@@ -117,3 +119,17 @@ def test_a_partner_developer_wires_a_webhook_and_finds_a_refused_value(page, liv
     page.click("text=ClientIDs")
     assert "HubSpot sync" in page.inner_text("#client-ids")
     screenshot(page, "portal-client-ids", tmp_path)
+
+    # A client secret for the CRM's machine: shown once, good for a token, then revoked from the same page.
+    page.click("#client-secrets input[value='Create a client secret']")
+    client_secret = page.inner_text("#client-secret")
+    assert client_secret.startswith("cs_")
+    grant = {"grant_type": "client_credentials", "client_id": key, "client_secret": client_secret}
+    status, token = api(base, "/sandbox/api/v1/auth/token", grant)
+    assert (status, token["token_type"]) == (200, "Bearer")
+    page.click("text=Back to the ClientIDs")
+    assert "1 of 5 live" in page.inner_text("#client-secrets")
+    assert client_secret not in page.content()
+    page.click("#client-secrets input[value='Revoke']")
+    page.wait_for_selector("text=its tokens are refused from now on")
+    assert api(base, "/sandbox/api/v1/auth/token", grant)[0] == 401
