@@ -163,3 +163,12 @@ def test_a_body_not_json_is_415(user):
     response = APIClient().post(url(SANDBOX, "token-refresh"), "refreshToken=x", content_type="text/plain")
 
     assert response.status_code == HTTPStatus.UNSUPPORTED_MEDIA_TYPE
+
+
+def test_a_body_not_in_its_charset_is_400(user):
+    response = APIClient().post(
+        url(SANDBOX, "token-refresh"), b'{"refreshToken": "\xff"}', content_type="application/json"
+    )
+
+    assert response.status_code == HTTPStatus.BAD_REQUEST
+    assert response.json()["code"] == "parse_error"
