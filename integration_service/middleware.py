@@ -50,8 +50,8 @@ class ApiProblemMiddleware:
         detail = outage_detail(exception)
         if detail is not None:
             # The database: a push may or may not have committed (the connection can drop during the COMMIT);
-            # repeating it is safe. Redis: requests are counted before anything is written, so a push refused here
-            # stored nothing.
+            # repeating it is safe. Redis: requests are counted before anything is written, and what runs after a
+            # commit fails soft (observability/after_commit.py), so a push refused here stored nothing.
             logger.warning("Outage on %s %s: %s", request.method, request.path, exception)
             return outage_response(request, detail)
         if not is_api_path(request.path):

@@ -254,6 +254,16 @@ def test_an_api_outage_met_after_the_view_answers_the_problem(sandbox_client):
     )
 
 
+def test_an_api_crash_met_after_the_view_answers_a_500_problem(sandbox_client):
+    sandbox_client.raise_request_exception = False
+    with mock.patch("partners.throttling.client_id_request_count_deferred", side_effect=RuntimeError("a bug")):
+        response = sandbox_client.get(url(SANDBOX, "project-list"))
+
+    assert response.status_code == HTTPStatus.INTERNAL_SERVER_ERROR
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json() == problem(500, "The service failed to handle this request; it has been logged.", "error")
+
+
 def test_other_crashes_still_answer_500(partner_browser):
     partner_browser.raise_request_exception = False
     with mock.patch("portal.views.environments_summary", side_effect=RuntimeError("a bug")):
