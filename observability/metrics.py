@@ -39,6 +39,12 @@ WEBHOOK_DELIVERIES = Counter(
     "Webhook delivery attempts by result (e.g. delivered, failed, gave_up).",
     ["result"],
 )
+AFTER_COMMIT_FAILURES = Counter(
+    "integration_after_commit_failures",
+    "Steps that follow a committed write and failed (the write stands and was answered as stored; each step is "
+    "retried or recovers by itself: observability/after_commit.py), by step.",
+    ["step"],
+)
 
 
 def request_observed(*, route: str, method: str, status: int, environment: str, seconds: float) -> None:
@@ -67,3 +73,7 @@ def webhook_delivery_observed(*, result: str) -> None:
     shares the web processes' PROMETHEUS_MULTIPROC_DIR (one machine).
     """
     WEBHOOK_DELIVERIES.labels(result).inc()
+
+
+def after_commit_failure_observed(*, step: str) -> None:
+    AFTER_COMMIT_FAILURES.labels(step).inc()
