@@ -39,7 +39,7 @@ def reads_connection() -> BaseDatabaseWrapper:
 
 
 def _replica_for(request) -> str | None:
-    if not settings.REPLICA_ALIASES or connections[DEFAULT_DB_ALIAS].in_atomic_block:
+    if connections[DEFAULT_DB_ALIAS].in_atomic_block:
         return None
     if caller_recently_wrote(caller_key(request.META)):
         return None
@@ -52,7 +52,11 @@ def replica_reads(handler: Callable[_Params, _Result]) -> Callable[_Params, _Res
 
     @functools.wraps(handler)
     def reading(view, request, *args, **kwargs):
+        if not settings.REPLICA_ALIASES:
+            return handler(view, request, *args, **kwargs)
+        served = getattr(request, "_request", request)  # Django's request, which the request log reads
         alias = _replica_for(request)
+        served.reads_database = alias or DEFAULT_DB_ALIAS
         if alias is None:
             return handler(view, request, *args, **kwargs)
         token = _reads_alias.set(alias)
@@ -64,6 +68,7 @@ def replica_reads(handler: Callable[_Params, _Result]) -> Callable[_Params, _Res
             connections[alias].close()
         finally:
             _reads_alias.reset(token)
+        served.reads_database = DEFAULT_DB_ALIAS
         return handler(view, request, *args, **kwargs)
 
     return reading

@@ -118,6 +118,19 @@ def push(server: Server, headers: dict, external_id: str, **data) -> dict:
     return body
 
 
+def routed_reads(server: Server) -> dict[tuple[str, str], float]:
+    """integration_routed_reads_total by (route, database), from the server's /metrics."""
+    with urllib.request.urlopen(server.base + "/metrics", timeout=10) as answer:
+        text = answer.read().decode()
+    counts = {}
+    for line in text.splitlines():
+        if line.startswith("integration_routed_reads_total{"):
+            labels, value = line[len("integration_routed_reads_total{") :].split("} ")
+            pairs = dict(pair.split("=", 1) for pair in labels.split(","))
+            counts[(pairs["route"].strip('"'), pairs["database"].strip('"'))] = float(value)
+    return counts
+
+
 def replica_detail(server: Server) -> dict:
     status, _, body = server.call("GET", "/readyz", {})
     assert status == 200, body
@@ -142,10 +155,14 @@ def test_the_standby_serves_reads_and_a_caller_reads_its_own_writes(topology):
         created = push(patient, topology["writer"], "while-paused", n=1)
         project = f"/sandbox/api/v1/integration/projects/{created['id']}"
 
+        before = routed_reads(patient)
         own, _, _ = patient.call("GET", project, topology["writer"])
         other, _, _ = patient.call("GET", project, topology["reader"])
         platform, _, _ = patient.call("GET", f"/platform/api/v1/projects/{created['id']}", topology["platform_reader"])
         assert (own, other, platform) == (200, 404, 404)  # the writer from the primary; the others from the standby
+        after = routed_reads(patient)
+        served = {key: after[key] - before.get(key, 0) for key in after if after[key] != before.get(key, 0)}
+        assert served == {("project-detail", "default"): 1, ("project-detail", "replica_1"): 2}  # partner and platform
     finally:
         pair.replay_resume()
     pair.caught_up()
