@@ -15,8 +15,8 @@ import pytest
 import redis
 from django.conf import settings
 
+from deploy.local_cluster import binaries, streaming_pair
 from tests.gunicorn import gunicorn_serving, manage
-from tests.replicas.standby import binaries, streaming_pair
 
 pytestmark = [
     pytest.mark.skipif(binaries() is None, reason="needs Debian's PostgreSQL binaries (initdb, pg_basebackup)"),

@@ -1,10 +1,14 @@
-"""A PostgreSQL primary and a streaming standby of it, built for a test on loopback ports from Debian's PostgreSQL
-binaries (initdb, pg_basebackup -R), and torn down after it. As root, the servers run as the postgres user."""
+"""Production's database tier on loopback ports, for the replica tests and deploy/topology.py: a PostgreSQL primary
+and a streaming standby of it (Debian's initdb, pg_basebackup -R), PgBouncer in transaction pooling in front of both,
+and HAProxy in front of web servers, health-checked on /readyz. Everything is built in a temporary directory and torn
+down after; as root, the database servers and PgBouncer run as the postgres user (they refuse root)."""
 
 import contextlib
 import glob
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -12,7 +16,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.gunicorn import free_port
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def binaries() -> Path | None:
@@ -59,7 +67,7 @@ class Cluster:
             capture_output=True,
         )
 
-    def sql(self, statement: str) -> str:
+    def sql(self, statement: str, database: str = "postgres") -> str:
         return subprocess.run(
             [
                 str(self.bin / "psql"),
@@ -70,7 +78,7 @@ class Cluster:
                 "-U",
                 "postgres",
                 "-d",
-                "postgres",
+                database,
                 "-Atq",
                 "-v",
                 "ON_ERROR_STOP=1",
@@ -173,3 +181,115 @@ def streaming_pair() -> Iterator[StreamingPair]:
         standby.stop("immediate")
         primary.stop("immediate")
         shutil.rmtree(directory, ignore_errors=True)
+
+
+_PGBOUNCER = """
+[databases]
+service = host=127.0.0.1 port={primary} dbname=service
+service_replica = host=127.0.0.1 port={standby} dbname=service
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = {port}
+unix_socket_dir =
+auth_type = trust
+auth_file = {directory}/userlist.txt
+pool_mode = transaction
+max_client_conn = 400
+default_pool_size = 20
+ignore_startup_parameters = extra_float_digits, options
+server_login_retry = 1
+logfile = {directory}/pgbouncer.log
+pidfile = {directory}/pgbouncer.pid
+"""
+
+
+@contextlib.contextmanager
+def pgbouncer(pair: StreamingPair) -> Iterator[int]:
+    """PgBouncer in transaction pooling in front of the primary's and the standby's `service` database (named
+    `service` and `service_replica`); yields its port. The `options` startup parameter (the service's jit=off) is
+    ignored by it: the database carries that setting instead (ALTER DATABASE, as docs/deploy.md says)."""
+    directory = Path(tempfile.mkdtemp(prefix="pgbouncer-"))
+    port = free_port()
+    (directory / "userlist.txt").write_text('"postgres" ""\n')
+    config = directory / "pgbouncer.ini"
+    config.write_text(
+        _PGBOUNCER.format(primary=pair.primary.port, standby=pair.standby.port, port=port, directory=directory)
+    )
+    if os.geteuid() == 0:
+        shutil.chown(directory, "postgres", "postgres")
+        for path in directory.iterdir():
+            shutil.chown(path, "postgres", "postgres")
+    process = subprocess.Popen(
+        _as_server_user(["pgbouncer", str(config)]), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        _wait_for_port(port)
+        yield port
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+_HAPROXY = """
+global
+    maxconn 2000
+
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 60s
+    timeout server 60s
+    retries 3
+    option redispatch
+    retry-on conn-failure empty-response
+
+frontend service
+    bind 127.0.0.1:{port}
+    default_backend web
+
+backend web
+    balance roundrobin
+    option httpchk GET /readyz
+    http-check expect status 200
+    default-server inter 500ms fall 2 rise 2
+{servers}
+"""
+
+
+@contextlib.contextmanager
+def haproxy(web_ports: list[int]) -> Iterator[int]:
+    """HAProxy in front of the web servers: round robin, a server taken out when /readyz fails twice, a request whose
+    connection failed or got no answer sent to another (safe: the service's writes are idempotent). Yields its port."""
+    directory = Path(tempfile.mkdtemp(prefix="haproxy-"))
+    port = free_port()
+    servers = "\n".join(f"    server web{n} 127.0.0.1:{web} check" for n, web in enumerate(web_ports, start=1))
+    config = directory / "haproxy.cfg"
+    config.write_text(_HAPROXY.format(port=port, servers=servers))
+    process = subprocess.Popen(["haproxy", "-f", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for_port(port)
+        yield port
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _wait_for_port(port: int, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
