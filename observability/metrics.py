@@ -34,6 +34,11 @@ NORMALIZATION_ISSUES = Counter(
     "Issues found while normalizing pushes, by canonical field and environment.",
     ["environment", "field"],
 )
+REPLICA_ROUTED_READS = Counter(
+    "integration_routed_reads",
+    "Requests whose reads a replica may serve (DATABASE_REPLICA_URLS), by the database that served them.",
+    ["route", "database"],
+)
 WEBHOOK_DELIVERIES = Counter(
     "integration_webhook_deliveries",
     "Webhook delivery attempts by result (e.g. delivered, failed, gave_up).",
@@ -52,6 +57,10 @@ def request_observed(*, route: str, method: str, status: int, environment: str, 
     environment = environment or "none"
     REQUESTS.labels(route, method, str(status), environment).inc()
     REQUEST_SECONDS.labels(route, method, environment).observe(seconds)
+
+
+def routed_reads_observed(*, route: str, database: str) -> None:
+    REPLICA_ROUTED_READS.labels(route, database).inc()
 
 
 def push_observed(*, environment: str, result: str, issue_fields: list[str] = ()) -> None:

@@ -27,8 +27,10 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db import DEFAULT_DB_ALIAS
 from django.db.models import QuerySet
 
+from integration_service.replicas.routing import reads_alias
 from observability.after_commit import on_commit_soft
 from projects.date_filters import DateFilterError, parse_date_filter
 
@@ -153,11 +155,17 @@ class FollowerCount:
         return self.base_total + counted if self.behind_base else self.base_total - counted
 
 
+def _totals_cached() -> bool:
+    """Whether this request's totals use the cache. Not on a replica: its count can be behind the data versions the
+    primary's writes already replaced, and kept under them it would be served as current."""
+    return settings.PROJECT_TOTALS_CACHED and reads_alias() == DEFAULT_DB_ALIAS
+
+
 def follower_count(*, partner_id: int, environment: str, filters: dict, watermark: datetime) -> FollowerCount:
     """How to count the total of a follower's page at `watermark` (filters: the query string, updatedDate=gt:X
     among them): from the base its criteria last left, when the data versions still stand, else all the rows
     after the watermark. Keep the total with follower_total_keep."""
-    if not settings.PROJECT_TOTALS_CACHED:
+    if not _totals_cached():
         return _everything_after(watermark, key=None)
     key = _total_key("projects-follow", partner_id, environment, filters, ignored=PAGING_PARAMETERS | {"updatedDate"})
     base = cache.get(key)
@@ -202,7 +210,7 @@ def project_total(
     Counted every time unless PROJECT_TOTALS_CACHED: a process-local cache would not see another worker's writes.
     `unfiltered`: the same query without its updatedDate filter, which lets a follower's total move from the last one.
     """
-    if not settings.PROJECT_TOTALS_CACHED:
+    if not _totals_cached():
         return queryset.count()
     watermark = follower_watermark(filters) if unfiltered is not None else None
     if watermark is not None:
