@@ -4,7 +4,7 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import ValidationError
 
 from integration_service.client_ip import request_client_ip
-from partners.throttling import login_attempt_succeeded, login_attempt_take, login_throttled_message
+from partners.throttling import login_attempt_give_back, login_attempt_take, login_throttled_message
 
 
 class ThrottledAdminAuthenticationForm(AdminAuthenticationForm):
@@ -17,6 +17,12 @@ class ThrottledAdminAuthenticationForm(AdminAuthenticationForm):
         retry_after = login_attempt_take(ip=ip, identity=email)
         if retry_after:
             raise ValidationError(login_throttled_message(retry_after), code="throttled")
-        cleaned_data = super().clean()  # a ValidationError leaves the attempt counted as a failure
-        login_attempt_succeeded(ip=ip, identity=email)
+        try:
+            cleaned_data = super().clean()
+        except ValidationError:
+            raise  # refused: the attempt stays counted as a failure
+        except Exception:
+            login_attempt_give_back(ip=ip, identity=email)  # undecided (the database is down): no failure
+            raise
+        login_attempt_give_back(ip=ip, identity=email)
         return cleaned_data

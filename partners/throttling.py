@@ -283,13 +283,16 @@ def _login_budgets(*, ip: str, identity: str) -> list[_LoginBudget]:
 
 
 def _failure_add(budget: _LoginBudget, *, now: float, window: int) -> int:
-    cache.add(budget.since_key, now, timeout=window)
     cache.add(budget.count_key, 0, timeout=window)
     try:
-        return cache.incr(budget.count_key)
+        count = cache.incr(budget.count_key)
     except ValueError:  # expired between add and incr
         cache.set(budget.count_key, 1, timeout=window)
-        return 1
+        count = 1
+    if count == 1:  # nothing counted (successful logins were given back): the window starts with this attempt
+        cache.set(budget.since_key, now, timeout=window)
+        cache.touch(budget.count_key, timeout=window)
+    return count
 
 
 def _failure_give_back(budget: _LoginBudget) -> None:
@@ -300,8 +303,8 @@ def _failure_give_back(budget: _LoginBudget) -> None:
 def login_attempt_take(*, ip: str, identity: str) -> int:
     """Count a login attempt as failed before its secret is checked, against the budget of its client address with
     this identity (the e-mail; whatever a login is for) and the budget of its client address across identities.
-    Returns 0 when it may go on (call login_attempt_succeeded when it does succeed), else the seconds to wait, and
-    then nothing is counted. Every login (the API's, the admin's, the console's) calls this with
+    Returns 0 when it may go on (call login_attempt_give_back when it succeeds, or cannot be decided), else the
+    seconds to wait, and then nothing is counted. Every login (the API's, the admin's, the console's) calls this with
     integration_service.client_ip.request_client_ip, so a failure anywhere counts everywhere.
 
     Counting before checking keeps the budget exact however many attempts race in however many processes (the
@@ -320,8 +323,9 @@ def login_attempt_take(*, ip: str, identity: str) -> int:
     return max(max(1, math.ceil(starts.get(budget.since_key, now) + window - now)) for budget in over)
 
 
-def login_attempt_succeeded(*, ip: str, identity: str) -> None:
-    """Give back what login_attempt_take counted: the attempt succeeded, so it was no failure."""
+def login_attempt_give_back(*, ip: str, identity: str) -> None:
+    """Give back what login_attempt_take counted: the attempt succeeded, or could not be decided (the database was
+    unreachable), so it was no failure."""
     for budget in _login_budgets(ip=ip, identity=identity):
         _failure_give_back(budget)
 

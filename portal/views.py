@@ -16,7 +16,7 @@ from ingest.diagnostics.cursors import cursor_encode
 from ingest.diagnostics.selectors import raw_push_get, raw_pushes_page
 from integration_service.client_ip import request_client_ip
 from partners.choices import Environment
-from partners.throttling import login_attempt_succeeded, login_attempt_take, login_throttled_message
+from partners.throttling import login_attempt_give_back, login_attempt_take, login_throttled_message
 from portal.auth import is_partner_user, partner_user_required
 from portal.forms import LoginForm, PushFilterForm, WebhookEndpointForm
 from portal.selectors import (
@@ -83,8 +83,13 @@ def login_view(request: HttpRequest) -> HttpResponse:
             )
             response["Retry-After"] = str(retry_after)
             return response
-        if form.is_valid():
-            login_attempt_succeeded(ip=ip, identity=email)
+        try:
+            valid = form.is_valid()
+        except Exception:
+            login_attempt_give_back(ip=ip, identity=email)  # undecided (the database is down): no failure
+            raise
+        if valid:
+            login_attempt_give_back(ip=ip, identity=email)
             login(request, form.user)  # a new session key: what an operator's admin session held is gone
             return HttpResponseRedirect(next_url or reverse("portal:portal-overview"))
         # not valid: the attempt stays counted as a failure

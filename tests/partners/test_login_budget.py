@@ -7,6 +7,7 @@ from http import HTTPStatus
 from types import SimpleNamespace
 
 import pytest
+from django.db import OperationalError
 from django.test import Client, override_settings
 from django.urls import reverse
 
@@ -108,6 +109,18 @@ def test_the_budget_comes_back_when_the_window_has_passed(user, frozen_time):
     assert again.status_code == HTTPStatus.OK
 
 
+def test_the_window_starts_at_the_first_failure_not_at_an_earlier_successful_login(user, frozen_time):
+    assert api_login(user.email, PASSWORD).status_code == HTTPStatus.OK
+    frozen_time.now = NOW + 290
+    for _ in range(5):
+        api_login(user.email, "wrong")
+
+    frozen_time.now = NOW + 301
+    refused = api_login(user.email, PASSWORD)
+
+    assert (refused.status_code, refused["Retry-After"]) == (HTTPStatus.TOO_MANY_REQUESTS, "289")
+
+
 def test_refused_and_successful_logins_are_not_failures(user):
     for _ in range(10):
         assert api_login(user.email, PASSWORD).status_code == HTTPStatus.OK
@@ -135,6 +148,36 @@ def test_a_stranger_cannot_lock_the_real_user_out_from_another_address(user, ope
     assert api.status_code == HTTPStatus.OK
     assert (console_answer.status_code, console_answer["Location"]) == (HTTPStatus.FOUND, "/portal/")
     assert admin.get(reverse("admin:index"), REMOTE_ADDR=OWN_ADDRESS).status_code == HTTPStatus.OK
+
+
+def database_unreachable(*args, **credentials):
+    raise OperationalError("connection to server at 127.0.0.1, port 5432 failed: Connection refused")
+
+
+def test_api_logins_the_database_could_not_decide_are_not_failures(user, monkeypatch):
+    with monkeypatch.context() as patch:
+        patch.setattr("partners.services.authenticate", database_unreachable)
+        answers = [api_login(user.email, PASSWORD) for _ in range(6)]
+
+    assert statuses(answers) == [HTTPStatus.SERVICE_UNAVAILABLE] * 6
+    assert api_login(user.email, PASSWORD).status_code == HTTPStatus.OK
+
+
+def test_admin_and_console_logins_the_database_could_not_decide_are_not_failures(operator, user, monkeypatch):
+    with monkeypatch.context() as patch:
+        patch.setattr("django.contrib.auth.forms.authenticate", database_unreachable)
+        patch.setattr("portal.forms.authenticate", database_unreachable)
+        for _ in range(3):
+            admin_login(OPERATOR_EMAIL, PASSWORD, client=Client(raise_request_exception=False))
+            console_login(user.email, PASSWORD, client=Client(raise_request_exception=False))
+        for _ in range(3):
+            admin_login(user.email, PASSWORD, client=Client(raise_request_exception=False))
+            console_login(OPERATOR_EMAIL, PASSWORD, client=Client(raise_request_exception=False))
+
+    admin = Client()
+    admin_login(OPERATOR_EMAIL, PASSWORD, client=admin)
+    assert admin.get(reverse("admin:index"), REMOTE_ADDR=STRANGER).status_code == HTTPStatus.OK
+    assert console_login(user.email, PASSWORD).status_code == HTTPStatus.FOUND
 
 
 # --- per address, across e-mails ----------------------------------------------------------------------------------
