@@ -183,6 +183,10 @@ if REDIS_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 CACHES["default"]["KEY_PREFIX"] = CACHE_KEY_PREFIX
+# Without a shared cache every process counts failed logins and requests on its own, so with DEBUG off the web
+# server refuses to start and `check --deploy` says why (partners/checks.py). Only for ONE web process on one
+# machine may this accept the process's own memory.
+LOCAL_CACHE_ALLOWED = env_bool("LOCAL_CACHE_ALLOWED", False)
 
 # Background work (reprocessing from the admin): queued in the database, run by `manage.py db_worker`, which any
 # number of machines may run against the same PostgreSQL. Tests use the immediate backend.
@@ -282,9 +286,14 @@ SIMPLE_JWT = {
     "SIGNING_KEY": os.environ.get("JWT_SIGNING_KEY", SECRET_KEY),
 }
 
-# Failed logins per e-mail address before 429, and the window they are counted in.
+# Failed logins before 429 (API, admin and console alike), counted from the first failure for a window: per client
+# address and e-mail, and per client address across e-mails (0 turns a limit off). See partners/throttling.py.
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+LOGIN_FAILURE_ADDRESS_LIMIT = env_int("LOGIN_FAILURE_ADDRESS_LIMIT", 20)
 LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 300)
+# Reverse proxies in front of the service that append the client's address to X-Forwarded-For (docs/deploy.md).
+# 0: the header is ignored and the peer's address is the client's (integration_service/client_ip.py).
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 
 # Requests per ClientID per minute before 429 (0 turns the limit off).
 CLIENT_ID_RATE_LIMIT_PER_MINUTE = env_int("CLIENT_ID_RATE_LIMIT_PER_MINUTE", 1200)
