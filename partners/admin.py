@@ -220,9 +220,7 @@ class ClientIdAdmin(admin.ModelAdmin):
             request,
             format_html(
                 'ClientID issued. Copy the key now, it is not shown again: <code id="issued-key">{}</code> '
-                '<button type="button" class="button" '
-                "onclick=\"navigator.clipboard.writeText(document.getElementById('issued-key').textContent)\">"
-                "Copy</button>",
+                '<button type="button" class="button" data-copy="issued-key">Copy</button>',
                 key,
             ),
             messages.WARNING,
