@@ -261,6 +261,7 @@ SPECTACULAR_SETTINGS = {
         ],
         "urls.primaryName": "Sandbox (/sandbox/api/v1)",
         "persistAuthorization": False,
+        "validatorUrl": None,  # no badge fetched from swagger.io: the page loads nothing from outside (and its CSP)
     },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -140,6 +140,7 @@ def test_swagger_ui_lists_the_sandbox_first_and_loads_no_outside_assets(db):
     page = script.content.decode()
     assert page.index("/sandbox/api/v1/schema/?format=json") < page.index('"/api/v1/schema/?format=json"')
     assert '"urls.primaryName": "Sandbox (/sandbox/api/v1)"' in page
+    assert '"validatorUrl": null' in page  # no badge from swagger.io
     assert 'layout: "StandaloneLayout"' in page
     assert "cdn." not in page and "jsdelivr" not in page
 
