@@ -87,7 +87,8 @@ OWN_ACCOUNT_READ_ONLY_FIELDS = (*PRIVILEGE_FIELDS, "partner", "is_active", "last
 class UserAdmin(DjangoUserAdmin):
     """Users and operators. Operators' powers never grow by their own hand (CONTRACT §17, docs/decisions.md
     "Operators' powers"): only a superuser changes privileges, adds operators, or changes an operator's (staff or
-    superuser) account or password. Another operator manages partners' users and edits its own name and address."""
+    superuser) account or password. A staff operator with the user permissions manages partners' users and edits
+    its own name and address."""
 
     form = UserEditForm
     add_form = UserCreationForm
