@@ -77,10 +77,10 @@ def is_operator_account(user: User) -> bool:
     return user.is_staff or user.is_superuser
 
 
-# What only a superuser changes on any account (CONTRACT §17), and on an operator's own account the rest of what is
-# not its name and address (its partner, its being active, its dates).
+# What only a superuser changes on any account (CONTRACT §17), and on an operator's own account everything but its
+# name: its e-mail address is its login, which a borrowed session must not move (nor its password, nor the rest).
 PRIVILEGE_FIELDS = ("is_staff", "is_superuser", "groups", "user_permissions")
-OWN_ACCOUNT_READ_ONLY_FIELDS = (*PRIVILEGE_FIELDS, "partner", "is_active", "last_login", "date_joined")
+OWN_ACCOUNT_READ_ONLY_FIELDS = (*PRIVILEGE_FIELDS, "email", "partner", "is_active", "last_login", "date_joined")
 
 
 @admin.register(User)
@@ -88,7 +88,7 @@ class UserAdmin(DjangoUserAdmin):
     """Users and operators. Operators' powers never grow by their own hand (CONTRACT §17, docs/decisions.md
     "Operators' powers"): only a superuser changes privileges, adds operators, or changes an operator's (staff or
     superuser) account or password. A staff operator with the user permissions manages partners' users and edits
-    its own name and address."""
+    its own name."""
 
     form = UserEditForm
     add_form = UserCreationForm
