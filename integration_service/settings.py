@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE, NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -49,6 +50,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "csp",
     "rest_framework",
     "django_filters",
     "drf_spectacular",
@@ -74,6 +76,7 @@ MIDDLEWARE = [
     "observability.middleware.RequestObservabilityMiddleware",  # first: every response gets X-Request-ID
     "integration_service.replicas.sticky.ReplicaStickyMiddleware",  # a caller's writes read back from the primary
     "django.middleware.security.SecurityMiddleware",
+    "integration_service.middleware.HtmlContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "integration_service.middleware.ApiProblemMiddleware",
     "partners.throttling.RateLimitHeadersMiddleware",
@@ -227,6 +230,22 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 
+# Every HTML page (admin, partner console, Swagger UI) runs scripts from the service only, and the inline ones that
+# carry the page's nonce (`request.csp_nonce`): no inline script or event handler an injected string could add.
+# Styles may be inline (the admin's own templates set style attributes); images may be data: URLs (Swagger UI's).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, UNSAFE_INLINE],
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+    }
+}
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["partners.authentication.EnvironmentJWTAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": [
@@ -268,6 +287,7 @@ SPECTACULAR_SETTINGS = {
         ],
         "urls.primaryName": "Sandbox (/sandbox/api/v1)",
         "persistAuthorization": False,
+        "validatorUrl": None,  # no badge fetched from swagger.io: the page loads nothing from outside (and its CSP)
     },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

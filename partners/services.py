@@ -132,12 +132,12 @@ def client_id_check(*, key: str | None, caller: ApiCaller, environment: str) -> 
     if not key or not key.strip():
         raise ClientIdRejected("The ClientID header is missing.")
     client_id, user = caller.client_id, caller.user
-    if client_id is None:
+    if client_id is None or client_id.partner_id != user.partner_id:
+        # Another partner's key, live or revoked, reads as an unknown one: nothing tells that it exists or whose it
+        # is (CONTRACT §17). What follows concerns the caller's own partner's key.
         raise ClientIdRejected("The ClientID is not valid.")
     if client_id.is_revoked:
         raise ClientIdRejected("The ClientID has been revoked; ask your operator for a new one.")
-    if client_id.partner_id != user.partner_id:
-        raise ClientIdRejected("The ClientID belongs to another partner than the logged-in user.")
     if client_id.environment != environment:
         raise ClientIdRejected(
             f"The ClientID is for the {client_id.environment} environment; "
