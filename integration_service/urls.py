@@ -97,3 +97,5 @@ urlpatterns = [
     re_path(r"^(?:api|sandbox|platform)(?:/.*)?$", api_not_found),
     path("", RedirectView.as_view(url="/admin/", permanent=False)),
 ]
+
+handler500 = "integration_service.views.server_error"  # an outage met by a middleware answers 503 too

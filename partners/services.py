@@ -20,9 +20,9 @@ from audit.services import audit_record
 from integration_service.errors import ServiceError
 from partners.choices import CLIENT_ID_PREFIXES, Environment
 from partners.models import ClientId, IntegrationCredential, Partner, User
-from partners.oauth import OAuthError, invalid_client
+from partners.oauth import invalid_client
 from partners.selectors import ApiCaller, client_id_credentials, client_id_hash, credential_get_by_secret
-from partners.throttling import login_failure_record, login_retry_after, login_throttled_message
+from partners.throttling import login_attempt_give_back, login_attempt_take, login_throttled_message
 from partners.tokens import ENVIRONMENT_CLAIM, CredentialAccessToken, user_token_pair
 
 # --- partners and users -------------------------------------------------------------------------------------------
@@ -138,12 +138,12 @@ def client_id_check(*, key: str | None, caller: ApiCaller, environment: str) -> 
     if not key or not key.strip():
         raise ClientIdRejected("The ClientID header is missing.")
     client_id, user = caller.client_id, caller.user
-    if client_id is None:
+    if client_id is None or client_id.partner_id != user.partner_id:
+        # Another partner's key, live or revoked, reads as an unknown one: nothing tells that it exists or whose it
+        # is (CONTRACT §17). What follows concerns the caller's own partner's key.
         raise ClientIdRejected("The ClientID is not valid.")
     if client_id.is_revoked:
         raise ClientIdRejected("The ClientID has been revoked; ask your operator for a new one.")
-    if client_id.partner_id != user.partner_id:
-        raise ClientIdRejected("The ClientID belongs to another partner than the logged-in user.")
     if isinstance(user, IntegrationCredential) and client_id.pk != user.client_id_id:
         raise ClientIdRejected(
             "This token was obtained with another ClientID's client secret; send that ClientID with it."
@@ -190,15 +190,20 @@ class LoginResult:
     refresh_token: str
 
 
-def user_login(*, email: str, password: str, environment: str) -> LoginResult:
-    """A token for a partner user, bound to the environment whose root it was asked from, and its refresh token."""
-    retry_after = login_retry_after(email=email)
+def user_login(*, email: str, password: str, environment: str, ip: str) -> LoginResult:
+    """A token for a partner user, bound to the environment whose root it was asked from, and its refresh token.
+    `ip`: the client's address, whose failed logins are limited (partners/throttling.py)."""
+    retry_after = login_attempt_take(ip=ip, identity=email)
     if retry_after:
         raise LoginThrottled(login_throttled_message(retry_after), headers={"Retry-After": str(retry_after)})
-    user = authenticate(email=User.objects.normalize_email(email), password=password)
+    try:
+        user = authenticate(email=User.objects.normalize_email(email), password=password)
+    except Exception:
+        login_attempt_give_back(ip=ip, identity=email)  # undecided (the database is down): no failure
+        raise
     if user is None or user.partner_id is None:
-        login_failure_record(email=email)
-        raise LoginFailed()
+        raise LoginFailed()  # counted as a failure by login_attempt_take
+    login_attempt_give_back(ip=ip, identity=email)
     return _login_result(user, environment=environment)
 
 
@@ -324,43 +329,32 @@ class TokenGrant:
     expires_in: int
 
 
-# The token endpoint is throttled as logins are, the ClientID standing for the e-mail: these two functions are all
-# it says to the login throttling (partners/throttling.py).
-
-
-def _client_throttle_check(client_key: str) -> None:
-    retry_after = login_retry_after(email=client_key)
-    if retry_after:
-        raise LoginThrottled(
-            f"Too many failed token requests for this ClientID; try again in {retry_after} seconds.",
-            headers={"Retry-After": str(retry_after)},
-        )
-
-
-def _client_failed(client_key: str, description: str) -> OAuthError:
-    login_failure_record(email=client_key)
-    return invalid_client(description)
-
-
-def credential_token_issue(*, client_key: str, client_secret: str, environment: str) -> TokenGrant:
+def credential_token_issue(*, client_key: str, client_secret: str, environment: str, ip: str) -> TokenGrant:
     """The client-credentials grant: an access token for the partner's machine whose ClientID is `client_key` and
-    whose credential's secret is `client_secret`, bound to this environment. Raises OAuthError `invalid_client`
-    (counted as a failed login of the ClientID) or LoginThrottled."""
-    _client_throttle_check(client_key)
-    credential = credential_get_by_secret(secret=client_secret)
+    whose credential's secret is `client_secret`, bound to this environment. Throttled as logins are, the ClientID
+    standing for the e-mail (`ip`: the client's address): raises LoginThrottled, or OAuthError `invalid_client`,
+    counted as a failed login."""
+    retry_after = login_attempt_take(ip=ip, identity=client_key)
+    if retry_after:
+        raise LoginThrottled(login_throttled_message(retry_after), headers={"Retry-After": str(retry_after)})
+    try:
+        credential = credential_get_by_secret(secret=client_secret)
+    except Exception:
+        login_attempt_give_back(ip=ip, identity=client_key)  # undecided (the database is down): no failure
+        raise
     if credential is None or not hmac.compare_digest(credential.client_id.key_hash, client_id_hash(client_key)):
-        raise _client_failed(client_key, "The ClientID or client secret is wrong.")
+        raise invalid_client("The ClientID or client secret is wrong.")  # counted by login_attempt_take
     client_id = credential.client_id
-    refusal = None
     if credential.is_revoked:
-        refusal = "This client secret has been revoked; create another (POST integration/credentials)."
-    elif client_id.is_revoked:
-        refusal = "This ClientID has been revoked; ask your operator for a new one."
-    elif client_id.environment != environment:
+        raise invalid_client("This client secret has been revoked; create another (POST integration/credentials).")
+    if client_id.is_revoked:
+        raise invalid_client("This ClientID has been revoked; ask your operator for a new one.")
+    if client_id.environment != environment:
         root = _other_root(client_id.environment)
-        refusal = f"This ClientID is for the {client_id.environment} environment; ask for tokens under {root}."
-    if refusal:
-        raise _client_failed(client_key, refusal)
+        raise invalid_client(
+            f"This ClientID is for the {client_id.environment} environment; ask for tokens under {root}."
+        )
+    login_attempt_give_back(ip=ip, identity=client_key)
     last_use_record(credential)
     token = CredentialAccessToken.for_credential(credential, environment=environment)
     return TokenGrant(access_token=str(token), expires_in=int(token.lifetime.total_seconds()))

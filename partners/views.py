@@ -6,6 +6,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from integration_service.client_ip import request_client_ip
 from integration_service.errors import ServiceError
 from integration_service.openapi import problem_responses
 from partners.models import IntegrationCredential
@@ -57,9 +58,10 @@ class LoginView(APIView):
         description=(
             "Exchange a partner user's e-mail and password for a bearer token of this root's environment. Send it as "
             "`Authorization: Bearer <token>` until it expires (`expiresIn` seconds), then renew it with the "
-            "`refreshToken` (POST auth/token/refresh) or log in again. No ClientID is needed here. Five wrong "
-            "passwords for one e-mail within five minutes answer 429 for a while. For a machine, prefer a client "
-            "secret and POST auth/token: its tokens do not end with a person's password."
+            "`refreshToken` (POST auth/token/refresh) or log in again. No ClientID is needed here. Five failed logins "
+            "for one e-mail from one address, or twenty for any e-mails from one address, within five minutes answer "
+            "429 with `Retry-After` for the rest of those five minutes. For a machine, prefer a client secret and "
+            "POST auth/token: its tokens do not end with a person's password."
         ),
         request=LoginSerializer,
         examples=[
@@ -96,7 +98,8 @@ class LoginView(APIView):
     def post(self, request: Request, environment: str) -> Response:
         serializer = LoginSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        return _token_answer(user_login(**serializer.validated_data, environment=environment))
+        ip = request_client_ip(request)
+        return _token_answer(user_login(**serializer.validated_data, environment=environment, ip=ip))
 
 
 class TokenRefreshView(APIView):
@@ -181,7 +184,10 @@ class TokenView(APIView):
                 authorization=request.headers.get("Authorization", ""),
             )
             grant = credential_token_issue(
-                client_key=client.client_id, client_secret=client.client_secret, environment=environment
+                client_key=client.client_id,
+                client_secret=client.client_secret,
+                environment=environment,
+                ip=request_client_ip(request),
             )
         except OAuthError as error:
             return Response(error.body, status=error.status_code, headers={**error.headers, **NO_STORE})

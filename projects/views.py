@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 
 from integration_service.openapi import ProblemSerializer, problem_responses
 from integration_service.problems import PROBLEM_CONTENT_TYPE
+from integration_service.replicas.routing import replica_reads
 from projects.change_log import followers_visible
 from projects.errors import ProjectGone
 from projects.filters import ORDERING_CHOICES
@@ -93,6 +94,7 @@ class ProjectListView(APIView):
         parameters=LIST_PARAMETERS,
         responses={200: ProjectPageSerializer, **problem_responses(400, 401, 403, 429, 503)},
     )
+    @replica_reads
     def get(self, request: Request, environment: str) -> Response:
         params = request.query_params.dict()  # a plain dict, so "page=" is an invalid value, not a missing one
         limits = {"max_limit": settings.PROJECT_PAGE_SIZE_MAX, "default_limit": settings.PROJECT_PAGE_SIZE_DEFAULT}
@@ -171,6 +173,7 @@ class ProjectDetailView(APIView):
         parameters=[OpenApiParameter("project_id", str, OpenApiParameter.PATH, description="The project's UUID.")],
         responses={200: ProjectSerializer, **problem_responses(401, 403, 404, 429, 503), **GONE_RESPONSE},
     )
+    @replica_reads
     def get(self, request: Request, environment: str, project_id: str) -> Response:
         project = project_get(partner_id=request.client_id.partner_id, environment=environment, project_id=project_id)
         if project is None:

@@ -15,6 +15,7 @@ from ingest.diagnostics.serializers import (
     PushQuerySerializer,
 )
 from integration_service.openapi import problem_responses
+from integration_service.replicas.routing import replica_reads
 from projects.choices import MappingStatus
 
 _ISSUE_EXAMPLE = {"field": "systemSizeKw", "value": "lots", "reason": "not a number"}
@@ -60,6 +61,7 @@ class PushListView(APIView):
             )
         ],
     )
+    @replica_reads
     def get(self, request: Request, environment: str) -> Response:
         params = request.query_params.dict()
         query = PushQuerySerializer(
@@ -120,6 +122,7 @@ class PushDetailView(APIView):
             )
         ],
     )
+    @replica_reads
     def get(self, request: Request, environment: str, push_id: str) -> Response:
         push = raw_push_get(partner_id=request.client_id.partner_id, environment=environment, push_id=push_id)
         if push is None:
