@@ -68,6 +68,7 @@ class ExportCreateView(APIView):
             environment=environment,
             requested_by=request.caller.person,
             requested_with=request.client_id,
+            requested_by_credential=request.caller.credential,
             exclude_data="data" in body.validated_data.get("exclude", ()),
             updated_date_filter=body.validated_data.get("updatedDate", ""),
         )
