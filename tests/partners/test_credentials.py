@@ -134,22 +134,32 @@ def test_another_client_id_of_the_same_partner_manages_its_own(client_for, user,
     assert client.delete(url(SANDBOX, "credential", credential_id=str(theirs.pk))).status_code == 404
 
 
-@pytest.mark.parametrize("method", ["get", "post"])
-def test_anonymous_is_401(method, sandbox_key):
-    response = getattr(APIClient(), method)(url(SANDBOX, "credential-list"), HTTP_CLIENTID=sandbox_key)
+ROUTES = [
+    pytest.param("get", "credential-list", {}, id="list"),
+    pytest.param("post", "credential-list", {}, id="create"),
+    pytest.param("delete", "credential", {"credential_id": "1"}, id="revoke"),
+]
+
+
+@pytest.mark.parametrize(("method", "name", "kwargs"), ROUTES)
+def test_anonymous_is_401(method, name, kwargs, sandbox_key):
+    response = getattr(APIClient(), method)(url(SANDBOX, name, **kwargs), HTTP_CLIENTID=sandbox_key)
 
     assert response.status_code == HTTPStatus.UNAUTHORIZED
     assert response.json()["code"] == "not_authenticated"
 
 
-@pytest.mark.parametrize("method", ["get", "post"])
-def test_a_missing_or_wrong_client_id_is_403(client_for, user, method):
+@pytest.mark.parametrize(("method", "name", "kwargs"), ROUTES)
+def test_a_missing_or_wrong_client_id_is_403(client_for, user, sandbox_key, method, name, kwargs):
+    credential, _ = credential_create(client_id=_client_id(sandbox_key), created_by=user)
+    kwargs = {"credential_id": str(credential.pk)} if kwargs else {}
     for key in (None, "sbx_nonsense"):
-        response = getattr(client_for(user, SANDBOX, key), method)(url(SANDBOX, "credential-list"))
+        response = getattr(client_for(user, SANDBOX, key), method)(url(SANDBOX, name, **kwargs))
 
         assert response.status_code == HTTPStatus.FORBIDDEN
         assert response.json()["code"] == "client_id_rejected"
-    assert not IntegrationCredential.objects.exists()
+    assert IntegrationCredential.objects.get().revoked_at is None
+    assert IntegrationCredential.objects.count() == 1
 
 
 def test_the_other_roots_token_is_401(client_for, user, sandbox_key):
