@@ -17,6 +17,7 @@ import jmespath
 import pycountry
 
 from mappings.converters import ConversionError, convert
+from mappings.evaluation import BoundedExpression, EvaluationBudgetExceeded
 from mappings.issue_values import has_unstorable_characters, issue
 from mappings.source_alternatives import search_alternatives
 from projects.canonical import (
@@ -73,27 +74,31 @@ class KeyPath:
         return data
 
 
-def _key_chain(node: dict) -> tuple[str, ...] | None:
-    """The keys of a parsed expression made only of field names joined by dots; None for anything else."""
-    if node["type"] == "field":
-        return (node["value"],)
-    if node["type"] != "subexpression":
-        return None
-    keys: tuple[str, ...] = ()
-    for child in node["children"]:
-        child_keys = _key_chain(child)
-        if child_keys is None:
+def _key_chain(tree: dict) -> tuple[str, ...] | None:
+    """The keys of a parsed expression made only of field names joined by dots; None for anything else.
+
+    Walked without recursion: a version stored before the bounds may chain hundreds of keys.
+    """
+    keys: list[str] = []
+    pending = [tree]
+    while pending:  # depth first, left to right
+        node = pending.pop()
+        if node["type"] == "field":
+            keys.append(node["value"])
+        elif node["type"] == "subexpression":
+            pending.extend(reversed(node["children"]))
+        else:
             return None
-        keys += child_keys
-    return keys
+    return tuple(keys)
 
 
 @functools.lru_cache(maxsize=2048)
-def compile_source(source: str) -> jmespath.parser.ParsedResult | KeyPath:
-    """The source expression, compiled (JMESPath's errors raised as jmespath.compile raises them)."""
-    parsed = jmespath.compile(source)
-    keys = _key_chain(parsed.parsed)
-    return KeyPath(keys) if keys is not None else parsed
+def compile_source(source: str) -> BoundedExpression | KeyPath:
+    """The source expression, compiled (JMESPath's errors raised as jmespath.compile raises them); evaluated within
+    a budget (mappings/evaluation.py) unless it only names keys."""
+    tree = jmespath.compile(source).parsed
+    keys = _key_chain(tree)
+    return KeyPath(keys) if keys is not None else BoundedExpression(tree)
 
 
 @functools.cache
@@ -190,6 +195,8 @@ def apply_rule(rule: FieldRule, data: dict) -> tuple[Any, dict | None]:
     canonical = CANONICAL_FIELDS_BY_NAME[rule.field]
     try:
         raw, options = source_value(rule, data)
+    except EvaluationBudgetExceeded as error:  # an expression whose results outgrow the push: refused, not slow
+        return None, issue(rule.field, None, f"the source expression {error}")
     except Exception as error:  # functions over partner data: type errors, avg() of huge integers overflowing...
         return None, issue(rule.field, None, f"the source expression failed: {error}")
     try:

@@ -22,18 +22,28 @@ from tests.workbench.test_workbench import CURRENT, rows
 
 pytestmark = pytest.mark.django_db
 
-PARENTHESES = "(" * 500 + "a" + ")" * 500
+PARENTHESES = "(" * 499 + "a" + ")" * 499  # the deepest within the length (issue #25's 500 is 1,001 characters)
 DEPTH_REFUSED = (
     '"((((((((((((((((((((((((((((((((((((((((…" is nested deeper than 32 levels; a source expression may nest at '
     "most 32 levels (parentheses, brackets and its parse tree)"
 )
 DOUBLING = " | ".join(["@ | [@,@][]"] * 20)
-PROJECTIONS_REFUSED = (
-    '"@ | [@,@][] | @ | [@,@][] | @ | [@,@][] …" has 40 projections, flattens and multi-selects; a source expression '
+DOUBLING_REFUSED = (
+    '"@ | [@,@][] | @ | [@,@][] | @ | [@,@][] …" is nested deeper than 32 levels; a source expression may nest at '
+    "most 32 levels (parentheses, brackets and its parse tree)"
+)
+WIDE = "[@,@,@,@,@,@,@,@][] | [@,@,@,@,@,@,@,@][]"
+WIDE_REFUSED = (
+    '"[@,@,@,@,@,@,@,@][] | [@,@,@,@,@,@,@,@][…" has 6 projections, flattens and multi-selects; a source expression '
     "may have at most 4"
 )
-CHAIN = "|".join(["a"] * 600)
+CHAIN = "|".join(f"k{n}" for n in range(600))  # issue #25's flat chain: 600 names, so too long as well as too deep
 CHAIN_REFUSED = (
+    '"k0|k1|k2|k3|k4|k5|k6|k7|k8|k9|k10|k11|k1…" is 2,889 characters long; a source expression may have at most '
+    "1,000 characters"
+)
+SHORT_CHAIN = "|".join(["a"] * 33)
+SHORT_CHAIN_REFUSED = (
     '"a|a|a|a|a|a|a|a|a|a|a|a|a|a|a|a|a|a|a|a|…" is nested deeper than 32 levels; a source expression may nest at '
     "most 32 levels (parentheses, brackets and its parse tree)"
 )
@@ -44,12 +54,14 @@ LONG_REFUSED = (
 )
 REFUSED = [
     pytest.param(PARENTHESES, DEPTH_REFUSED, id="parentheses-500"),
-    pytest.param(DOUBLING, PROJECTIONS_REFUSED, id="doubling-20"),
+    pytest.param(DOUBLING, DOUBLING_REFUSED, id="doubling-20"),
+    pytest.param(WIDE, WIDE_REFUSED, id="projections-6"),
     pytest.param(CHAIN, CHAIN_REFUSED, id="chain-600"),
+    pytest.param(SHORT_CHAIN, SHORT_CHAIN_REFUSED, id="chain-33"),
     pytest.param(LONG, LONG_REFUSED, id="length-1001"),
 ]
 DEEP_DOCUMENT = '{"fields": ' + "[" * 100_000 + "]" * 100_000 + "}"
-DEEP_REFUSED = "(document): is nested deeper than 10 levels; a mapping document needs 4"
+DEEP_REFUSED = "(document): is nested deeper than 10 levels, the most a mapping document may nest (its rules need 4)"
 
 
 @pytest.fixture
@@ -127,6 +139,12 @@ def test_import_mappings_refuses_a_document_nested_100000_deep(partner, tmp_path
     assert str(refused.value) == f"The mapping document has 1 problem(s); nothing was changed:\n  - {DEEP_REFUSED}"
 
 
+BOX_REFUSED = {
+    "options": "The options are nested deeper than 10 levels, the most a mapping document may nest.",
+    "default": "The default is nested deeper than 10 levels, the most a mapping document may nest.",
+}
+
+
 @pytest.mark.parametrize("box", ["options", "default"])
 def test_workbench_rows_refuse_a_box_nested_100000_deep(admin_client, workbench, box):
     row = {"source": "size", "type": "decimal", box: "[" * 100_000 + "]" * 100_000}
@@ -135,7 +153,7 @@ def test_workbench_rows_refuse_a_box_nested_100000_deep(admin_client, workbench,
 
     assert response.status_code == HTTPStatus.OK
     assert response.context["row_errors"] == [
-        ("systemSizeKw", [f"{box}: The {box} are nested deeper than 10 levels; a mapping needs 4."])
+        ("systemSizeKw", [f"{box}: {BOX_REFUSED[box]}"])
     ]
     assert MappingVersion.objects.count() == 1
 
@@ -172,8 +190,8 @@ def test_a_push_under_the_worst_accepted_expression_reports_an_issue_on_its_fiel
             {
                 "field": "name",
                 "value": None,
-                "reason": "the source expression needs more work than the push allows: its results grew past 7,031 "
-                "units (2,000 plus the push's 5,031 bytes of JSON); simplify it",
+                "reason": "the source expression needs more work than the push allows: its results grew past 7,033 "
+                "units (2,000 plus the push's 5,033 bytes of JSON); simplify it",
             }
         ],
     )

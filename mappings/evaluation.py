@@ -1,0 +1,155 @@
+"""A source expression evaluated within a budget of work (CONTRACT §17): what it builds may not outgrow its push.
+
+JMESPath's interpreter does whatever the expression says: `[@,@][]` doubles its input, `to_string(@)` writes it out
+once more, and a few of them in a row make a result millions of times a push. Here every step is paid for in units
+from one budget per rule and push: one per node visited, one per element a flatten, slice or function builds or reads,
+one per character `to_string` writes. The budget is EVALUATION_BASE_UNITS, plus the push's size in bytes of JSON as
+soon as the base is spent (measured once, only then: an ordinary rule never costs it). Past the budget the
+evaluation stops at once with EvaluationBudgetExceeded, which normalization turns into an issue on the field.
+"""
+
+import json
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from jmespath import functions
+from jmespath.visitor import Options, TreeInterpreter
+
+EVALUATION_BASE_UNITS = 2_000
+# The latest pushes or projects an operator's page evaluates rules on, and how long it may spend on them: past
+# either, the page shows what it evaluated so far (and says how many that was).
+OPERATOR_PAGE_SAMPLE = 200
+OPERATOR_PAGE_SECONDS = 2.0
+
+_last_sized: tuple[Any, int] = (None, 0)  # the last push measured and its size: the rules of one push share it
+
+
+class EvaluationBudgetExceeded(Exception):
+    def __init__(self, *, limit: int, push_bytes: int) -> None:
+        super().__init__(
+            f"needs more work than the push allows: its results grew past {limit:,} units "
+            f"({EVALUATION_BASE_UNITS:,} plus the push's {push_bytes:,} bytes of JSON); simplify it"
+        )
+
+
+def json_bytes(value: Any) -> int:
+    """`value`'s size as compact UTF-8 JSON (0 for what JSON cannot write)."""
+    global _last_sized
+    measured, size = _last_sized
+    if measured is value:
+        return size
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (ValueError, TypeError, RecursionError):
+        return 0
+    size = len(text) if text.isascii() else len(text.encode())
+    _last_sized = (value, size)
+    return size
+
+
+class EvaluationBudget:
+    """The units one rule may spend on one push; `spend` raises EvaluationBudgetExceeded past them."""
+
+    def __init__(self, data: Any) -> None:
+        self.data = data
+        self.spent = 0
+        self.limit = EVALUATION_BASE_UNITS
+        self.push_bytes: int | None = None
+
+    def spend(self, units: int) -> None:
+        self.spent += units
+        if self.spent <= self.limit:
+            return
+        if self.push_bytes is None:
+            self.push_bytes = json_bytes(self.data)
+            self.limit += self.push_bytes
+            if self.spent <= self.limit:
+                return
+        raise EvaluationBudgetExceeded(limit=self.limit, push_bytes=self.push_bytes)
+
+
+def _size(value: Any) -> int:
+    return len(value) if isinstance(value, list | dict | str) else 0
+
+
+class _BoundedFunctions(functions.Functions):
+    """JMESPath's functions, each paying for what it reads and builds; to_string writes within the budget."""
+
+    def __init__(self, budget: EvaluationBudget) -> None:
+        self.budget = budget
+
+    def call_function(self, function_name: str, resolved_args: list) -> Any:
+        self.budget.spend(sum(_size(argument) for argument in resolved_args))
+        result = super().call_function(function_name, resolved_args)
+        self.budget.spend(_size(result))
+        return result
+
+    @functions.signature({"types": []})
+    def _func_to_string(self, arg: Any) -> str:
+        if isinstance(arg, str):
+            return arg
+        if not isinstance(arg, list | dict):
+            return json.dumps(arg, separators=(",", ":"), default=str)
+        chunks = []
+        for chunk in json.JSONEncoder(separators=(",", ":"), default=str).iterencode(arg):  # piece by piece
+            self.budget.spend(len(chunk))
+            chunks.append(chunk)
+        return "".join(chunks)
+
+
+class BoundedInterpreter(TreeInterpreter):
+    """JMESPath's tree interpreter with a budget: a unit per node visited, and flattens and slices paid for by the
+    elements they copy, before they copy them."""
+
+    def __init__(self, budget: EvaluationBudget) -> None:
+        super().__init__(Options(custom_functions=_BoundedFunctions(budget)))
+        self.budget = budget
+
+    def visit(self, node: dict, *args, **kwargs) -> Any:
+        self.budget.spend(1)
+        return super().visit(node, *args, **kwargs)
+
+    def visit_flatten(self, node: dict, value: Any) -> Any:
+        base = self.visit(node["children"][0], value)
+        if not isinstance(base, list):
+            return None
+        self.budget.spend(sum(len(element) if isinstance(element, list) else 1 for element in base))
+        merged: list = []
+        for element in base:
+            if isinstance(element, list):
+                merged.extend(element)
+            else:
+                merged.append(element)
+        return merged
+
+    def visit_slice(self, node: dict, value: Any) -> Any:
+        if not isinstance(value, list):
+            return None
+        window = slice(*node["children"])
+        self.budget.spend(len(range(*window.indices(len(value)))))
+        return value[window]
+
+
+class BoundedExpression:
+    """A compiled source expression whose `search` keeps to a budget (one shared by the `||` alternatives of a
+    rule when `budget` is given)."""
+
+    def __init__(self, tree: dict) -> None:
+        self.tree = tree
+
+    def search(self, data: Any, budget: EvaluationBudget | None = None) -> Any:
+        budget = budget or EvaluationBudget(data)
+        return BoundedInterpreter(budget).visit(self.tree, data)
+
+
+def within_time(items: Iterable, *, seconds: float = OPERATOR_PAGE_SECONDS) -> Iterator:
+    """The items, until `seconds` have passed since the first was taken (the first is always given)."""
+    deadline = None
+    for item in items:
+        now = time.monotonic()
+        if deadline is None:
+            deadline = now + seconds
+        elif now > deadline:
+            return
+        yield item
