@@ -17,10 +17,10 @@ from jmespath import functions
 from jmespath.visitor import Options, TreeInterpreter
 
 EVALUATION_BASE_UNITS = 2_000
-# The latest pushes or projects an operator's page evaluates rules on, and how long it may spend on them: past
-# either, the page shows what it evaluated so far (and says how many that was).
+# The latest pushes or projects a section of an operator's page evaluates rules on, and how long it may spend on
+# them: past either, it shows what it evaluated so far and says on how many.
 OPERATOR_PAGE_SAMPLE = 200
-OPERATOR_PAGE_SECONDS = 2.0
+OPERATOR_PAGE_SECONDS = 1.0
 
 _last_sized: tuple[Any, int] = (None, 0)  # the last push measured and its size: the rules of one push share it
 
@@ -143,13 +143,31 @@ class BoundedExpression:
         return BoundedInterpreter(budget).visit(self.tree, data)
 
 
-def within_time(items: Iterable, *, seconds: float = OPERATOR_PAGE_SECONDS) -> Iterator:
-    """The items, until `seconds` have passed since the first was taken (the first is always given)."""
-    deadline = None
-    for item in items:
+class PageAllowance:
+    """How many pushes (or projects) an operator's page may still evaluate rules on: at most `sample`
+    (OPERATOR_PAGE_SAMPLE), and none once `seconds` (OPERATOR_PAGE_SECONDS) have passed since the first."""
+
+    def __init__(self, *, sample: int | None = None, seconds: float | None = None) -> None:
+        self.sample = OPERATOR_PAGE_SAMPLE if sample is None else sample
+        self.seconds = OPERATOR_PAGE_SECONDS if seconds is None else seconds
+        self.taken = 0
+        self.deadline: float | None = None
+
+    def take(self) -> bool:
+        """Whether one more may be evaluated (counted when it may)."""
         now = time.monotonic()
-        if deadline is None:
-            deadline = now + seconds
-        elif now > deadline:
+        if self.deadline is None:
+            self.deadline = now + self.seconds
+        if self.taken >= self.sample or (self.taken and now > self.deadline):
+            return False
+        self.taken += 1
+        return True
+
+
+def within_page_allowance(items: Iterable, *, sample: int | None = None, seconds: float | None = None) -> Iterator:
+    """The first items a page may evaluate rules on (see PageAllowance; the first is always given)."""
+    allowance = PageAllowance(sample=sample, seconds=seconds)
+    for item in items:
+        if not allowance.take():
             return
         yield item

@@ -5,7 +5,7 @@ parse tree at most SOURCE_MAX_DEPTH deep with at most SOURCE_MAX_NODES nodes, an
 projections, flattens and multi-selects (each can multiply its input; four in a row already make a result thousands
 of times a push, which the evaluation budget of mappings/evaluation.py then refuses).
 
-JMESPath's parser is recursive: `(`×500 or `!`×999 would overflow Python's stack. The brackets' nesting is measured
+JMESPath's parser is recursive: 500 `(` or 999 `!` would overflow Python's stack. The brackets' nesting is measured
 on the text before parsing, and a RecursionError the parser still meets (prefix operators) is the same depth error.
 """
 
@@ -69,7 +69,9 @@ def tree_measures(tree: dict) -> tuple[int, int, int]:
 def source_problem(source: str) -> str | None:
     """Why `source` cannot be saved as a mapping's source expression (the text after the quoted source), or None."""
     if len(source) > SOURCE_MAX_CHARS:
-        return f"is {len(source):,} characters long; a source expression may have at most {SOURCE_MAX_CHARS:,} characters"
+        return (
+            f"is {len(source):,} characters long; a source expression may have at most {SOURCE_MAX_CHARS:,} characters"
+        )
     if bracket_depth(source) > SOURCE_MAX_DEPTH:
         return TOO_DEEP
     try:

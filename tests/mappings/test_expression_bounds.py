@@ -13,12 +13,13 @@ from mappings.documents import (
     parse_mapping_document,
     rule_problems,
 )
+from mappings.evaluation import within_page_allowance
 from mappings.expressions import SOURCE_MAX_CHARS, SOURCE_MAX_DEPTH, SOURCE_MAX_NODES, SOURCE_MAX_PROJECTIONS
 from mappings.normalization import FieldRule, normalize
 
 DOUBLING = "@ | [@,@][]"  # each repetition doubles the list: the expression of issue #25
 COPIES = "[" + ",".join(["@"] * 45) + "]"  # 45 copies of its input: one multi-select
-# The worst expression the bounds accept: 45 × 45 copies of the push (a flatten counts as a flatten and a
+# The worst expression the bounds accept: 45 times 45 copies of the push (a flatten counts as a flatten and a
 # projection), written out as one JSON text.
 WORST = f"{COPIES}[] | {COPIES} | to_string(@)"
 
@@ -125,7 +126,7 @@ def test_an_expression_past_a_bound_is_a_problem_naming_the_rule_and_the_bound(s
         pytest.param("a" * 1000, id="length-1000"),
         pytest.param("a[*].b[*].c.*.d[?e].f", id="projections-4"),
         pytest.param(WORST, id="worst"),
-        pytest.param("'(((' || `\"[[[\"` || \"{{{\"", id="brackets-in-literals"),
+        pytest.param('\'(((\' || `"[[["` || "{{{"', id="brackets-in-literals"),
         pytest.param("properties.amount || properties.value", id="ordinary"),
     ],
 )
@@ -208,7 +209,9 @@ def test_a_document_nested_too_deep_is_refused_when_read(depth):
 
     assert refused.value.problems == [
         Problem(
-            "(document)", f"is nested deeper than {MAPPING_DOCUMENT_MAX_DEPTH} levels, the most a mapping document may nest (its rules need 4)"
+            "(document)",
+            f"is nested deeper than {MAPPING_DOCUMENT_MAX_DEPTH} levels, the most a mapping document may nest "
+            "(its rules need 4)",
         )
     ]
 
@@ -222,7 +225,9 @@ def test_a_document_nested_too_deep_is_refused_when_given_as_a_value():
         parse_mapping_document({"fields": {"name": spec}})
 
     assert refused.value.problems == [
-        Problem("(document)", "is nested deeper than 10 levels, the most a mapping document may nest (its rules need 4)")
+        Problem(
+            "(document)", "is nested deeper than 10 levels, the most a mapping document may nest (its rules need 4)"
+        )
     ]
 
 
@@ -230,3 +235,18 @@ def test_a_document_within_the_depth_reads_as_json():
     text = json.dumps({"fields": {"status": {"source": "s", "type": "enum", "values": {"won": "contracted"}}}})
 
     assert mapping_document_load(text) == json.loads(text)
+
+
+def test_a_page_allowance_stops_at_its_sample_or_its_time(monkeypatch):
+    def clock(*readings: float) -> None:
+        times = iter(readings)
+        monkeypatch.setattr("mappings.evaluation.time.monotonic", lambda: next(times))
+
+    clock(0.0, 0.5, 0.9, 1.1)
+    assert list(within_page_allowance(range(10), sample=3, seconds=60)) == [0, 1, 2]
+    clock(0.0, 0.5, 0.9, 1.1)
+    assert list(within_page_allowance(range(10), seconds=1.0)) == [0, 1, 2]  # 1.1 s is past the second
+
+
+def test_the_first_item_is_evaluated_however_little_time_a_page_has():
+    assert list(within_page_allowance(range(10), seconds=0)) == [0]

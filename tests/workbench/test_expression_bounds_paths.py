@@ -152,9 +152,7 @@ def test_workbench_rows_refuse_a_box_nested_100000_deep(admin_client, workbench,
     response = admin_client.post(workbench, {**rows(systemSizeKw=row), "action": "save", "base_version": "1"})
 
     assert response.status_code == HTTPStatus.OK
-    assert response.context["row_errors"] == [
-        ("systemSizeKw", [f"{box}: {BOX_REFUSED[box]}"])
-    ]
+    assert response.context["row_errors"] == [("systemSizeKw", [f"{box}: {BOX_REFUSED[box]}"])]
     assert MappingVersion.objects.count() == 1
 
 
@@ -176,7 +174,9 @@ def test_the_admin_has_no_form_that_saves_a_mapping_version(admin_client, workbe
 def test_a_push_under_the_worst_accepted_expression_reports_an_issue_on_its_field(sandbox_client, partner):
     mapping_document_import(
         partner=partner,
-        document={"fields": {"name": {"source": WORST, "type": "string"}, "city": {"source": "town", "type": "string"}}},
+        document={
+            "fields": {"name": {"source": WORST, "type": "string"}, "city": {"source": "town", "type": "string"}}
+        },
     )
     data = {"town": "Springfield", "notes": "x" * 5_000}
 
@@ -245,3 +245,35 @@ def test_a_batch_record_nested_deeper_than_python_reads_is_refused(sandbox_clien
     assert response.status_code in (HTTPStatus.OK, HTTPStatus.BAD_REQUEST, HTTPStatus.MULTI_STATUS)
     assert "nested deeper than 32 levels" in response.content.decode()
     assert RawPush.objects.count() == 0
+
+
+def push_three(client) -> None:
+    for number in range(3):
+        client.post(url(SANDBOX, "push"), {"id": f"P-{number}", "data": {"title": f"Roof {number}"}}, format="json")
+
+
+def test_the_workbench_s_fill_rates_evaluate_a_bounded_sample(admin_client, sandbox_client, workbench, monkeypatch):
+    push_three(sandbox_client)
+    monkeypatch.setattr("mappings.evaluation.OPERATOR_PAGE_SAMPLE", 2)
+
+    response = admin_client.get(workbench)
+
+    assert response.context["discovery"].documents == 3  # keys are discovered in every push read
+    fill = response.context["discovery"].fill_rates["name"]
+    assert (fill.filled, fill.sampled) == (2, 2)
+
+
+def test_the_partner_page_evaluates_within_its_time(admin_client, sandbox_client, workbench, partner, monkeypatch):
+    push_three(sandbox_client)
+    monkeypatch.setattr("mappings.evaluation.OPERATOR_PAGE_SECONDS", 0)
+
+    response = admin_client.get(reverse("admin:partners_partner_change", args=[partner.pk]))
+
+    assert response.status_code == HTTPStatus.OK
+    assert (
+        response.context["onboarding"]["recent_sandbox_pushes"],
+        response.context["onboarding"]["mapped_share"],
+    ) == (
+        1,
+        100,
+    )
