@@ -1,11 +1,13 @@
-"""A source expression evaluated within a budget of work (CONTRACT §17): what it builds may not outgrow its push.
+"""Source expressions evaluated within a budget of work (CONTRACT §17): what a push's rules build may not outgrow it.
 
 JMESPath's interpreter does whatever the expression says: `[@,@][]` doubles its input, `to_string(@)` writes it out
-once more, and a few of them in a row make a result millions of times a push. Here every step is paid for in units
-from one budget per rule and push: one per node visited, one per element a flatten, slice or function builds or reads,
-one per character `to_string` writes. The budget is EVALUATION_BASE_UNITS, plus the push's size in bytes of JSON as
-soon as the base is spent (measured once, only then: an ordinary rule never costs it). Past the budget the
-evaluation stops at once with EvaluationBudgetExceeded, which normalization turns into an issue on the field.
+once more, and a few of them in a row make a result millions of times a push. Here every step is paid for in units:
+one per node visited, one per element a flatten, slice or function builds or reads, one per character `to_string`
+writes. Each rule has EVALUATION_BASE_UNITS of its own; beyond them, the rules of one push draw on a pool as large as
+the push in bytes of JSON (measured once, when a rule first needs it: ordinary rules never do). So one push's rules
+together do at most a push's worth of work beyond their small allowances, however many fields are mapped, and a
+rule past its budget stops at once with EvaluationBudgetExceeded, which normalization turns into an issue on its
+field while the other fields and the push go on.
 """
 
 import json
@@ -16,20 +18,20 @@ from typing import Any
 from jmespath import functions
 from jmespath.visitor import Options, TreeInterpreter
 
-EVALUATION_BASE_UNITS = 2_000
+EVALUATION_BASE_UNITS = 1_000
 # The latest pushes or projects a section of an operator's page evaluates rules on, and how long it may spend on
 # them: past either, it shows what it evaluated so far and says on how many.
 OPERATOR_PAGE_SAMPLE = 200
 OPERATOR_PAGE_SECONDS = 1.0
 
-_last_sized: tuple[Any, int] = (None, 0)  # the last push measured and its size: the rules of one push share it
+_last_sized: tuple[Any, int] = (None, 0)  # the last push measured and its size: pages read a push rule by rule
 
 
 class EvaluationBudgetExceeded(Exception):
-    def __init__(self, *, limit: int, push_bytes: int) -> None:
+    def __init__(self, *, push_bytes: int) -> None:
         super().__init__(
-            f"needs more work than the push allows: its results grew past {limit:,} units "
-            f"({EVALUATION_BASE_UNITS:,} plus the push's {push_bytes:,} bytes of JSON); simplify it"
+            f"needs more work than the push allows: past its own {EVALUATION_BASE_UNITS:,} units and what was left "
+            f"of the {push_bytes:,} (the push's size in bytes of JSON) that the push's rules share; simplify it"
         )
 
 
@@ -48,25 +50,38 @@ def json_bytes(value: Any) -> int:
     return size
 
 
-class EvaluationBudget:
-    """The units one rule may spend on one push; `spend` raises EvaluationBudgetExceeded past them."""
+class PushPool:
+    """The units a push's rules share beyond their own: the push's size in bytes of JSON, measured when first drawn."""
 
     def __init__(self, data: Any) -> None:
         self.data = data
-        self.spent = 0
-        self.limit = EVALUATION_BASE_UNITS
         self.push_bytes: int | None = None
+        self.left = 0
+
+    def grant(self, wanted: int) -> int:
+        """Up to `wanted` units from the pool (fewer, or none, when it runs dry)."""
+        if self.push_bytes is None:
+            self.push_bytes = self.left = json_bytes(self.data)
+        granted = min(wanted, self.left)
+        self.left -= granted
+        return granted
+
+
+class EvaluationBudget:
+    """The units one rule may spend on one push: its own EVALUATION_BASE_UNITS, then what it draws from the push's
+    pool (one per push, shared by its rules, when `pool` is given). `spend` raises EvaluationBudgetExceeded."""
+
+    def __init__(self, data: Any, pool: PushPool | None = None) -> None:
+        self.pool = pool or PushPool(data)
+        self.left = EVALUATION_BASE_UNITS
 
     def spend(self, units: int) -> None:
-        self.spent += units
-        if self.spent <= self.limit:
+        self.left -= units
+        if self.left >= 0:
             return
-        if self.push_bytes is None:
-            self.push_bytes = json_bytes(self.data)
-            self.limit += self.push_bytes
-            if self.spent <= self.limit:
-                return
-        raise EvaluationBudgetExceeded(limit=self.limit, push_bytes=self.push_bytes)
+        self.left += self.pool.grant(-self.left)
+        if self.left < 0:
+            raise EvaluationBudgetExceeded(push_bytes=self.pool.push_bytes or 0)
 
 
 def _size(value: Any) -> int:
@@ -107,7 +122,10 @@ class BoundedInterpreter(TreeInterpreter):
         self.budget = budget
 
     def visit(self, node: dict, *args, **kwargs) -> Any:
-        self.budget.spend(1)
+        budget = self.budget
+        budget.left -= 1  # spend(1), inlined: this runs for every node of every element
+        if budget.left < 0:
+            budget.spend(0)
         return super().visit(node, *args, **kwargs)
 
     def visit_flatten(self, node: dict, value: Any) -> Any:
@@ -132,8 +150,8 @@ class BoundedInterpreter(TreeInterpreter):
 
 
 class BoundedExpression:
-    """A compiled source expression whose `search` keeps to a budget (one shared by the `||` alternatives of a
-    rule when `budget` is given)."""
+    """A compiled source expression whose `search` keeps to a budget: its own, or the rule's `budget` (which the
+    rule's `||` alternatives share, and which draws on its push's pool)."""
 
     def __init__(self, tree: dict) -> None:
         self.tree = tree

@@ -17,7 +17,7 @@ import jmespath
 import pycountry
 
 from mappings.converters import ConversionError, convert
-from mappings.evaluation import BoundedExpression, EvaluationBudgetExceeded
+from mappings.evaluation import BoundedExpression, EvaluationBudget, EvaluationBudgetExceeded, PushPool
 from mappings.issue_values import has_unstorable_characters, issue
 from mappings.source_alternatives import search_alternatives
 from projects.canonical import (
@@ -66,7 +66,8 @@ class KeyPath:
     def __init__(self, keys: tuple[str, ...]) -> None:
         self.keys = keys
 
-    def search(self, data: Any) -> Any:
+    def search(self, data: Any, budget: EvaluationBudget | None = None) -> Any:
+        """The value at the keys (no budget needed: the work is one look-up per key)."""
         for key in self.keys:
             if not isinstance(data, dict):
                 return None
@@ -180,21 +181,23 @@ def fit_to_field(canonical: CanonicalField, value: Any) -> Any:
     return _fit_date(value)
 
 
-def source_value(rule: FieldRule, data: dict) -> tuple[Any, dict]:
+def source_value(rule: FieldRule, data: dict, pool: PushPool | None = None) -> tuple[Any, dict]:
     """The rule's source value over `data` and the options to read it with: with a scale per `||` alternative,
-    the scale of the alternative the value came from."""
-    scales = rule.options.get("scale")
+    the scale of the alternative the value came from. Evaluated within a budget that draws on `pool`, the push's
+    (mappings/evaluation.py; its own when not given): EvaluationBudgetExceeded past it."""
+    scales, budget = rule.options.get("scale"), EvaluationBudget(data, pool)
     if not isinstance(scales, list):
-        return compile_source(rule.source).search(data), rule.options
-    raw, scale = search_alternatives(rule.source, scales, data)
+        return compile_source(rule.source).search(data, budget), rule.options
+    raw, scale = search_alternatives(rule.source, scales, data, budget)
     return raw, {**rule.options, "scale": scale}
 
 
-def apply_rule(rule: FieldRule, data: dict) -> tuple[Any, dict | None]:
-    """The canonical value of one rule over `data`, and the issue it raised (or None)."""
+def apply_rule(rule: FieldRule, data: dict, pool: PushPool | None = None) -> tuple[Any, dict | None]:
+    """The canonical value of one rule over `data`, and the issue it raised (or None). `pool`: the evaluation pool
+    the push's rules share (mappings/evaluation.py), its own when not given."""
     canonical = CANONICAL_FIELDS_BY_NAME[rule.field]
     try:
-        raw, options = source_value(rule, data)
+        raw, options = source_value(rule, data, pool)
     except EvaluationBudgetExceeded as error:  # an expression whose results outgrow the push: refused, not slow
         return None, issue(rule.field, None, f"the source expression {error}")
     except Exception as error:  # functions over partner data: type errors, avg() of huge integers overflowing...
@@ -220,9 +223,9 @@ def normalize(data: dict, rules: Sequence[FieldRule]) -> NormalizationResult:
     values = {canonical.attname: None for canonical in CANONICAL_FIELDS}
     if not rules:
         return NormalizationResult(values=values, issues=[], mapping_status=MappingStatus.UNMAPPED)
-    issues = []
+    issues, pool = [], PushPool(data)
     for rule in rules:
-        value, issue = apply_rule(rule, data)
+        value, issue = apply_rule(rule, data, pool)
         values[CANONICAL_FIELDS_BY_NAME[rule.field].attname] = value
         if issue:
             issues.append(issue)

@@ -39,10 +39,12 @@ def is_false(value: Any) -> bool:
     return value is None or value is False or (isinstance(value, str | list | dict) and not value)
 
 
-def search_alternatives(source: str, scales: Sequence, data: Any) -> tuple[Any, Any]:
+def search_alternatives(
+    source: str, scales: Sequence, data: Any, budget: EvaluationBudget | None = None
+) -> tuple[Any, Any]:
     """The value `source` gives over `data`, and the scale of the alternative it came from (the alternatives share
-    one evaluation budget, as the whole expression would)."""
-    alternatives, budget = source_alternatives(source), EvaluationBudget(data)
+    one evaluation budget, the rule's when given, as the whole expression would)."""
+    alternatives, budget = source_alternatives(source), budget or EvaluationBudget(data)
     if len(alternatives) != len(scales):  # only in a version stored before a stricter validation
         raise ValueError(f"the mapping has {len(scales)} scales for the source's {len(alternatives)} alternatives")
     for alternative, scale in zip(alternatives, scales, strict=True):

@@ -152,11 +152,39 @@ def test_a_result_larger_than_the_push_is_an_issue_on_its_field_not_a_slow_push(
         {
             "field": "name",
             "value": None,
-            "reason": "the source expression needs more work than the push allows: its results grew past 3,027 "
-            "units (2,000 plus the push's 1,027 bytes of JSON); simplify it",
+            "reason": "the source expression needs more work than the push allows: past its own 1,000 units and "
+            "what was left of the 1,027 (the push's size in bytes of JSON) that the push's rules share; simplify it",
         }
     ]
     assert (result.values["name"], result.values["city"], result.mapping_status) == (None, data["title"], "partial")
+
+
+def test_each_rule_keeps_its_own_units_when_another_has_spent_the_push_s_pool():
+    data = {"items": [{"price": n} for n in range(100)]}
+    rules = [
+        FieldRule("name", WORST, "string"),
+        FieldRule("moduleCount", "items[?price > `49`].price | length(@)", "integer"),
+    ]
+
+    result = normalize(data, rules)
+
+    assert [issue["field"] for issue in result.issues] == ["name"]
+    assert result.values["module_count"] == 50
+
+
+def test_the_rules_of_one_push_share_one_pool_as_large_as_the_push():
+    data = {"items": [{"price": n} for n in range(2_000)]}  # 28,901 bytes; each rule below needs 10,005 units
+    fields = ("moduleCount", "systemSizeKw", "batteryCapacityKwh", "contractAmount")
+    rules = [FieldRule(field, "items[?price > `-1`].price | length(@)", "decimal") for field in fields]
+
+    result = normalize(data, rules)
+
+    assert [result.values[attname] for attname in ("module_count", "system_size_kw", "battery_capacity_kwh")] == [
+        2_000,
+        2_000,
+        2_000,
+    ]  # 3 times 9,005 units drawn: 27,015 of the pool
+    assert [issue["field"] for issue in result.issues] == ["contractAmount"]
 
 
 @pytest.mark.parametrize(

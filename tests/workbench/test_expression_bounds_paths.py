@@ -190,8 +190,9 @@ def test_a_push_under_the_worst_accepted_expression_reports_an_issue_on_its_fiel
             {
                 "field": "name",
                 "value": None,
-                "reason": "the source expression needs more work than the push allows: its results grew past 7,033 "
-                "units (2,000 plus the push's 5,033 bytes of JSON); simplify it",
+                "reason": "the source expression needs more work than the push allows: past its own 1,000 units and "
+                "what was left of the 5,033 (the push's size in bytes of JSON) that the push's rules share; "
+                "simplify it",
             }
         ],
     )
