@@ -85,12 +85,19 @@ def nested_deeper(value: Any, levels: int) -> bool:
     return False
 
 
+class NestedTooDeep(Exception):
+    """JSON text nested deeper than MAPPING_DOCUMENT_MAX_DEPTH."""
+
+
 def json_load_bounded(text: str | bytes) -> Any:
-    """JSON text as its value, or RecursionError if it nests deeper than MAPPING_DOCUMENT_MAX_DEPTH (ValueError,
-    as json.loads raises it, for text that is not JSON)."""
-    value = json.loads(text)  # raises RecursionError itself when far too deep for Python's reader
+    """JSON text as its value: NestedTooDeep if it nests deeper than MAPPING_DOCUMENT_MAX_DEPTH, whatever the depth
+    (ValueError, as json.loads raises it, for text that is not JSON)."""
+    try:
+        value = json.loads(text)
+    except RecursionError as error:  # Python's reader recurses, and overflows at about 1,000 levels
+        raise NestedTooDeep from error
     if nested_deeper(value, MAPPING_DOCUMENT_MAX_DEPTH):
-        raise RecursionError(TOO_DEEP)
+        raise NestedTooDeep
     return value
 
 
@@ -99,7 +106,7 @@ def mapping_document_load(text: str | bytes) -> Any:
     it nests too deep, whatever the depth; ValueError (as json.loads) when it is not JSON."""
     try:
         return json_load_bounded(text)
-    except RecursionError as error:
+    except NestedTooDeep as error:
         raise MappingDocumentInvalid([Problem("(document)", f"is {TOO_DEEP} (its rules need 4)")]) from error
 
 

@@ -4,7 +4,7 @@ from typing import Any
 from django import forms
 
 from mappings.converters import MAPPING_TYPES, quoted
-from mappings.documents import TOO_DEEP, json_load_bounded, rule_problems
+from mappings.documents import TOO_DEEP, NestedTooDeep, json_load_bounded, rule_problems
 from mappings.normalization import FieldRule
 from projects.canonical import CANONICAL_FIELDS
 from projects.choices import ProjectStatus
@@ -14,7 +14,7 @@ RULE_FORM_FIELDS = {"source", "type", "default", "required"}
 
 def _json_or_text(text: str) -> Any:
     """A default as operators type it: JSON when it parses (`0.5`, `true`, `"x"`), else the text itself (`USD`).
-    RecursionError when it nests deeper than a mapping document may."""
+    NestedTooDeep when it nests deeper than a mapping document may."""
     try:
         return json_load_bounded(text)
     except ValueError:
@@ -58,7 +58,7 @@ class MappingRowForm(forms.Form):
             fix = f"type {mapping_type} takes no options, leave the box empty."
         try:
             options = json_load_bounded(text or "{}")
-        except RecursionError:
+        except NestedTooDeep:
             self.add_error("options", f"The options are {TOO_DEEP}.")
             return None
         except json.JSONDecodeError as error:
@@ -101,7 +101,7 @@ class MappingRowForm(forms.Form):
         if data.get("default"):
             try:
                 spec["default"] = _json_or_text(data["default"])
-            except RecursionError:
+            except NestedTooDeep:
                 self.add_error("default", f"The default is {TOO_DEEP}.")
                 return data
         if data.get("required"):
