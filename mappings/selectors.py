@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 from integration_service.rows import rows_select
 from mappings.documents import mapping_document, rules_from_document
+from mappings.evaluation import within_page_allowance
 from mappings.models import MappingPublication, MappingVersion
 from mappings.normalization import FieldRule, normalize
 from mappings.plausibility import field_readings, plausibility_hints
@@ -94,8 +95,9 @@ def mapping_publish_preview(
     """How the environment's latest `sample` projects would change once reprocessed under `version` (live ones: a
     reprocessing skips deleted projects).
 
-    Bounded whatever the partner's size: `sample` projects normalized (about a millisecond each) and a count that
-    stops past PUBLISH_PREVIEW_COUNT_CAP.
+    Bounded whatever the partner's size: `sample` projects normalized (about a millisecond each, and no longer than
+    the page's allowance of mappings/evaluation.py: `sampled` says how many) and a count that stops past
+    PUBLISH_PREVIEW_COUNT_CAP.
     """
     partner = version.partner
     projects = Project.objects.filter(partner=partner, environment=environment, deleted_date__isnull=True)
@@ -111,7 +113,9 @@ def mapping_publish_preview(
     rules = rules_from_document(version.document)
     rules_by_field = {rule.field: rule for rule in rules}
     statuses, mapping_statuses, fields, readings = Counter(), Counter(), Counter(), []
-    for project in latest:
+    evaluated = 0
+    for project in within_page_allowance(latest, sample=sample):
+        evaluated += 1
         result = normalize(project.source_data, rules)
         readings.append((project.external_id, field_readings(project.source_data, result.values, rules_by_field)))
         changes = [
@@ -132,6 +136,7 @@ def mapping_publish_preview(
             if status_changed:
                 changes.append(("mappingStatus", project.mapping_status, result.mapping_status))
             preview.examples.append({"project": project, "changes": changes})
+    preview.sampled = evaluated
     preview.status_changes = [(before, after, count) for (before, after), count in statuses.most_common()]
     preview.mapping_status_changes = [(before, after, n) for (before, after), n in mapping_statuses.most_common()]
     preview.field_changes = fields.most_common()

@@ -36,16 +36,28 @@ def jmespath_identifier(key: str) -> str:
 
 
 def key_paths(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """Every path to a scalar in `value`, with the scalar: objects by key, arrays as projections (`[*]`)."""
-    if isinstance(value, dict):
-        for key, child in value.items():
-            identifier = jmespath_identifier(str(key))
-            yield from key_paths(child, f"{prefix}.{identifier}" if prefix else identifier)
-    elif isinstance(value, list):
-        for child in value:
-            yield from key_paths(child, f"{prefix}[*]")
-    elif prefix:
-        yield prefix, value
+    """Every path to a scalar in `value`, with the scalar: objects by key, arrays as projections (`[*]`), in document
+    order. Walked with a stack of iterators rather than recursion: no nesting overflows it."""
+    pending = [iter([(prefix, value)])]
+    while pending:
+        item = next(pending[-1], None)
+        if item is None:
+            pending.pop()
+            continue
+        path, child = item
+        if isinstance(child, dict | list):
+            pending.append(_children(path, child))
+        elif path:
+            yield path, child
+
+
+def _children(prefix: str, value: dict | list) -> Iterator[tuple[str, Any]]:
+    if isinstance(value, list):
+        return ((f"{prefix}[*]", child) for child in value)
+    return (
+        (f"{prefix}.{jmespath_identifier(str(key))}" if prefix else jmespath_identifier(str(key)), child)
+        for key, child in value.items()
+    )
 
 
 @dataclass
