@@ -14,7 +14,7 @@ from json import dumps
 from json.encoder import encode_basestring
 from typing import Any
 
-from workbench.source_usage import key_used_by, source_paths
+from mappings.source_usage import key_used_by, source_paths
 
 _PLAIN_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 EXAMPLES_PER_KEY = 3

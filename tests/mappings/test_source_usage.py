@@ -1,7 +1,7 @@
 import pytest
 
+from mappings.source_usage import ANY_KEY, ITEMS, key_used_by, source_paths
 from workbench.discovery import discover_keys
-from workbench.source_usage import ANY_KEY, ITEMS, key_used_by, source_paths
 
 
 def key(*names: str) -> tuple:
