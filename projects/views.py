@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 from integration_service.openapi import ProblemSerializer, problem_responses
 from integration_service.problems import PROBLEM_CONTENT_TYPE
 from projects.change_log import followers_visible
+from projects.choices import MappingStatus
 from projects.errors import ProjectGone
 from projects.filters import ORDERING_CHOICES
 from projects.follower_pages import follower_page, follower_page_request
@@ -39,6 +40,12 @@ LIST_PARAMETERS = [
         enum=list(ORDERING_CHOICES),
     ),
     OpenApiParameter("externalId", str, description="Only the project with this id of your CRM (exact match)."),
+    OpenApiParameter(
+        "mappingStatus",
+        str,
+        enum=list(MappingStatus.values),
+        description="Only projects with this mapping status (a tombstone: the one the project last had).",
+    ),
     OpenApiParameter(
         "exclude",
         str,
@@ -86,7 +93,8 @@ class ProjectListView(APIView):
         summary="List projects",
         description=(
             "Your projects in this environment, newest `updatedDate` first unless `ordering` says otherwise, "
-            "`limit` per page. Filter by `submittedDate` / `updatedDate` and by your CRM's `externalId`. To follow "
+            "`limit` per page. Filter by `submittedDate` / `updatedDate`, by your CRM's `externalId` and by "
+            "`mappingStatus`. To follow "
             "changes, page `ordering=updatedDate&updatedDate=gt:<the last updatedDate you saw>`. A parameter not "
             "listed here is a 400, so a typo never returns everything."
         ),
