@@ -1,4 +1,5 @@
 from django.conf import settings
+from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
@@ -6,6 +7,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from integration_service.conditional import conditional_get
 from integration_service.openapi import ProblemSerializer, problem_responses
 from integration_service.problems import PROBLEM_CONTENT_TYPE
 from projects.change_log import followers_visible
@@ -174,10 +176,32 @@ class ProjectDetailView(APIView):
         summary="Get one project",
         description=(
             "One project by the `id` a push returned: canonical fields, issues and the accumulated `data`. A project "
-            "your CRM deleted answers 410 with its `deletedDate`."
+            "your CRM deleted answers 410 with its `deletedDate`. The answer's `ETag` changes whenever the project "
+            "does: send it back as `If-None-Match` and an unchanged project answers 304 Not Modified, with no body."
         ),
-        parameters=[OpenApiParameter("project_id", str, OpenApiParameter.PATH, description="The project's UUID.")],
-        responses={200: ProjectSerializer, **problem_responses(401, 403, 404, 429, 503), **GONE_RESPONSE},
+        parameters=[
+            OpenApiParameter("project_id", str, OpenApiParameter.PATH, description="The project's UUID."),
+            OpenApiParameter(
+                "If-None-Match",
+                str,
+                OpenApiParameter.HEADER,
+                description="The `ETag` of the project as you last read it (or a list of them, or `*`): if it is "
+                "still the same, the answer is 304 Not Modified with no body.",
+            ),
+            OpenApiParameter(
+                "ETag",
+                str,
+                OpenApiParameter.HEADER,
+                response=[200, 304],
+                description="A strong ETag of this answer's body: it changes whenever the project as you pull it does.",
+            ),
+        ],
+        responses={
+            200: ProjectSerializer,
+            304: OpenApiResponse(description="Not Modified: your If-None-Match holds the current ETag. No body."),
+            **problem_responses(401, 403, 404, 429, 503),
+            **GONE_RESPONSE,
+        },
     )
     def get(self, request: Request, environment: str, project_id: str) -> Response:
         project = project_get(partner_id=request.client_id.partner_id, environment=environment, project_id=project_id)
@@ -186,3 +210,7 @@ class ProjectDetailView(APIView):
         if project.deleted_date is not None:
             raise ProjectGone(project)
         return Response(ProjectSerializer(project).data)
+
+    def finalize_response(self, request: Request, response: Response, *args, **kwargs) -> HttpResponse:
+        """The answer with its ETag, or 304 when the client has it (CONTRACT §19); errors as they are."""
+        return conditional_get(request, super().finalize_response(request, response, *args, **kwargs))

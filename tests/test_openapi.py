@@ -85,7 +85,7 @@ def test_calls_after_login_need_this_roots_token_and_client_id(schemas, environm
         ("/externals/push", "post", {"200", "201", "400", "401", "403", "413", "415", "429", "503"}),
         ("/externals/push/batch", "post", {"200", "400", "401", "403", "413", "415", "429", "503"}),
         ("/integration/projects", "get", {"200", "400", "401", "403", "429", "503"}),
-        ("/integration/projects/{project_id}", "get", {"200", "401", "403", "404", "410", "429", "503"}),
+        ("/integration/projects/{project_id}", "get", {"200", "304", "401", "403", "404", "410", "429", "503"}),
         ("/externals/projects/{external_id}", "delete", {"200", "401", "403", "404", "429", "503"}),
         ("/integration/pushes", "get", {"200", "400", "401", "403", "429", "503"}),
         ("/integration/pushes/{push_id}", "get", {"200", "401", "403", "404", "429", "503"}),
