@@ -13,7 +13,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods, require_POST
 
 from ingest.diagnostics.cursors import cursor_encode
-from ingest.diagnostics.selectors import raw_push_get, raw_pushes_page
+from ingest.diagnostics.selectors import raw_push_get, raw_push_issues_with_origin, raw_pushes_page
 from partners.choices import Environment
 from partners.throttling import login_failure_record, login_retry_after, login_throttled_message
 from portal.auth import is_partner_user, partner_user_required
@@ -151,7 +151,10 @@ def push_detail(request: HttpRequest, environment: str, push_id: str) -> HttpRes
     push = raw_push_get(partner_id=request.user.partner_id, environment=environment, push_id=push_id)
     if push is None:
         raise Http404("No such push.")
-    return _page(request, "portal/push.html", {"environment": environment, "push": push})
+    issues = raw_push_issues_with_origin(push=push)
+    from_earlier = any(issue["fromEarlierPush"] for issue in issues or ())
+    context = {"environment": environment, "push": push, "issues": issues, "from_earlier": from_earlier}
+    return _page(request, "portal/push.html", context)
 
 
 # --- webhooks -----------------------------------------------------------------------------------------------------
