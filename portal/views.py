@@ -14,6 +14,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from ingest.diagnostics.cursors import cursor_encode
 from ingest.diagnostics.selectors import raw_push_get, raw_push_issues_with_origin, raw_pushes_page
+from mappings.selectors import mapping_in_force
 from partners.choices import Environment
 from partners.throttling import login_failure_record, login_retry_after, login_throttled_message
 from portal.auth import is_partner_user, partner_user_required
@@ -106,6 +107,18 @@ def overview(request: HttpRequest) -> HttpResponse:
         request,
         "portal/overview.html",
         {"summaries": environments_summary(partner=partner), "waits": production_waits(partner=partner)},
+    )
+
+
+@partner_user_required
+def environment_page(request: HttpRequest, environment: str) -> HttpResponse:
+    """One environment: its root and counts, and the mapping in force there, rule by rule (CONTRACT §19)."""
+    environment = _environment(environment)
+    partner = request.user.partner
+    summary = next(item for item in environments_summary(partner=partner) if item.environment == environment)
+    mapping = mapping_in_force(partner_id=partner.pk, environment=environment)
+    return _page(
+        request, "portal/environment.html", {"environment": environment, "summary": summary, "mapping": mapping}
     )
 
 
