@@ -1,5 +1,6 @@
 """GET integration/mapping (CONTRACT §19): the partner reads the mapping version in force in its environment."""
 
+import json
 from http import HTTPStatus
 
 import pytest
@@ -211,3 +212,22 @@ def test_a_trailing_slash_is_accepted(sandbox_client, partner):
 def test_every_canonical_field_has_a_description():
     assert list(CANONICAL_DESCRIPTIONS) == [canonical.name for canonical in CANONICAL_FIELDS]
     assert all(CANONICAL_DESCRIPTIONS.values())
+
+
+def test_the_guides_example_is_the_demo_partners_real_answer(sandbox_client, partner):
+    """docs/api.md's answer of GET integration/mapping is what `make run`'s demo partner gets (but the time)."""
+    from pathlib import Path
+
+    from django.conf import settings
+
+    from demo.data import DEMO_MAPPING_DOCUMENT
+
+    guide = (Path(settings.BASE_DIR) / "docs" / "api.md").read_text()
+    shown = json.loads(
+        guide.split("The demo partner's sandbox (`make run`) answers:")[1].split("```json")[1].split("```")[0]
+    )
+    mapping_document_import(partner=partner, document=DEMO_MAPPING_DOCUMENT)
+
+    answer = sandbox_client.get(url(SANDBOX, "mapping")).json()
+
+    assert answer == {**shown, "publishedDate": answer["publishedDate"]}
