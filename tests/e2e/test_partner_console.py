@@ -130,8 +130,9 @@ def test_a_partner_developer_wires_a_webhook_and_finds_a_refused_value(page, liv
     renamed = {"id": "BR-8", "data": {"deal": {"title": "Roof 8, renamed"}}}
     assert api(base, "/sandbox/api/v1/externals/push", renamed, headers)[0] == 200
     page.click("text=Sandbox pushes")
-    page.query_selector("#pushes tbody tr a").click()
-    page.wait_for_selector("#push-issues")
+    page.wait_for_url("**/portal/sandbox/pushes/")
+    page.click("#pushes tbody tr:first-child a")
+    page.wait_for_selector("#from-earlier-push-note")
     assert page.inner_text("#push-issues tbody tr") == "systemSizeKw\t8.8 kW from an earlier push\tnot a number"
     assert "8.8 kW" not in page.inner_text("#push-body")
     assert "is not in the body below" in page.inner_text("#from-earlier-push-note")
