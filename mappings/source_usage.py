@@ -17,7 +17,6 @@ from jmespath.exceptions import JMESPathError
 ITEMS = ("items",)
 ANY_KEY = ("any key",)
 Path = tuple[tuple[str, ...], ...]
-_PLAIN_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @dataclass(frozen=True)
@@ -122,6 +121,9 @@ def key_used_by(key_path: str, reads: dict[str, set[Path]]) -> list[str]:
         return []
     key = next(iter(keys))
     return sorted(name for name, paths in reads.items() if any(_reads(read, key) for read in paths))
+
+
+_PLAIN_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def jmespath_identifier(key: str) -> str:
