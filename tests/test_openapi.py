@@ -175,6 +175,20 @@ def test_exports_document_their_location_link_and_ndjson_file(schemas):
     assert {parameter["name"] for parameter in download["parameters"]} == {"export_id", "expires", "signature"}
 
 
+def test_the_mapping_is_typed_field_by_field(schemas):
+    """CONTRACT §19: a generated client reads each rule's members, not a bare object."""
+    components = schemas["sandbox"]["components"]["schemas"]
+    answer = schemas["sandbox"]["paths"]["/integration/mapping"]["get"]["responses"]["200"]["content"]
+    assert answer["application/json"]["schema"] == {"$ref": "#/components/schemas/Mapping"}
+
+    mapping, rule = components["Mapping"], components["MappingField"]
+
+    assert mapping["required"] == ["fields", "publishedDate", "version"]
+    assert mapping["properties"]["fields"]["items"] == {"$ref": "#/components/schemas/MappingField"}
+    assert sorted(rule["properties"]) == ["description", "expression", "field", "required", "sources", "type"]
+    assert rule["properties"]["sources"]["items"] == {"type": "string"}
+
+
 SELF_SERVICE = [
     key
     for key in OPERATIONS
@@ -196,17 +210,3 @@ def test_every_self_service_answer_with_a_body_shows_an_example(schemas, path, m
             continue
         content = response["content"]["application/json"]
         assert content.get("examples") or content.get("example"), f"{status} of {method.upper()} {path}"
-
-
-def test_the_mapping_is_typed_field_by_field(schemas):
-    """CONTRACT §19: a generated client reads each rule's members, not a bare object."""
-    components = schemas["sandbox"]["components"]["schemas"]
-    answer = schemas["sandbox"]["paths"]["/integration/mapping"]["get"]["responses"]["200"]["content"]
-    assert answer["application/json"]["schema"] == {"$ref": "#/components/schemas/Mapping"}
-
-    mapping, rule = components["Mapping"], components["MappingField"]
-
-    assert mapping["required"] == ["fields", "publishedDate", "version"]
-    assert mapping["properties"]["fields"]["items"] == {"$ref": "#/components/schemas/MappingField"}
-    assert sorted(rule["properties"]) == ["description", "expression", "field", "required", "sources", "type"]
-    assert rule["properties"]["sources"]["items"] == {"type": "string"}
