@@ -48,9 +48,9 @@ def page(live_server, monkeypatch):
         browser.close()
 
 
-def _partner_with_pushes(base: str) -> dict:
-    """A partner whose sandbox has mappings and two pushes from its CRM, one with a size the mapping refuses; the
-    headers its CRM pushes with."""
+def _partner_with_pushes(base: str) -> str:
+    """A partner whose sandbox has mappings and two pushes from its CRM, one with a size the mapping refuses; its
+    sandbox ClientID."""
     partner = partner_create(name="Bright Roofs")
     partner_user_create(partner=partner, email=EMAIL, password=PASSWORD)
     key = client_id_issue(partner=partner, environment="sandbox", label="HubSpot sync")[1]
@@ -63,13 +63,13 @@ def _partner_with_pushes(base: str) -> dict:
     ):
         status, pushed = api(base, "/sandbox/api/v1/externals/push", record, headers)
         assert status == 201, pushed
-    return headers
+    return key
 
 
 def test_a_partner_developer_wires_a_webhook_and_finds_a_refused_value(page, live_server, receiver, settings, tmp_path):
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = True  # the receiver is on loopback
     base = live_server.url
-    headers = from_db(lambda: _partner_with_pushes(base))
+    key = from_db(lambda: _partner_with_pushes(base))
 
     # Log in with the e-mail and password the CRM integration uses.
     page.goto(base + "/portal/")
@@ -127,8 +127,10 @@ def test_a_partner_developer_wires_a_webhook_and_finds_a_refused_value(page, liv
     screenshot(page, "portal-push", tmp_path)
 
     # A later push of the record renames it only: the size it refuses is not in its body, and the page says why.
+    login = api(base, "/sandbox/api/v1/auth/email/login", {"email": EMAIL, "password": PASSWORD})[1]
+    crm = {"Authorization": f"Bearer {login['token']}", "ClientID": key}
     renamed = {"id": "BR-8", "data": {"deal": {"title": "Roof 8, renamed"}}}
-    assert api(base, "/sandbox/api/v1/externals/push", renamed, headers)[0] == 200
+    assert api(base, "/sandbox/api/v1/externals/push", renamed, crm)[0] == 200
     page.click("text=Sandbox pushes")
     page.wait_for_url("**/portal/sandbox/pushes/")
     page.click("#pushes tbody tr:first-child a")
