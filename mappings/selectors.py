@@ -2,6 +2,7 @@
 
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from integration_service.rows import rows_select
 from mappings.documents import mapping_document, rules_from_document
@@ -10,9 +11,10 @@ from mappings.models import MappingPublication, MappingVersion
 from mappings.normalization import FieldRule, normalize
 from mappings.plausibility import field_readings, plausibility_hints
 from mappings.rules_cache import version_rules
+from mappings.source_usage import source_path_texts
 from partners.choices import Environment
 from partners.models import Partner
-from projects.canonical import CANONICAL_FIELDS, format_canonical
+from projects.canonical import CANONICAL_DESCRIPTIONS, CANONICAL_FIELDS, format_canonical
 from projects.models import Project
 
 PUBLISH_PREVIEW_SAMPLE = 200
@@ -36,6 +38,49 @@ def mapping_rules_for_partner(*, partner_id: int, environment: str) -> list[Fiel
 def mapping_rules_of_version(*, version_id: int | None) -> list[FieldRule]:
     """The rules of this mapping version, from the per-process cache ([] for None: no version published)."""
     return list(version_rules(version_id=version_id)) if version_id is not None else []
+
+
+@dataclass(frozen=True)
+class MappingFieldShown:
+    """One rule of a mapping as its partner sees it (CONTRACT §19)."""
+
+    field: str
+    required: bool
+    type: str
+    sources: list[str]  # the data paths the rule reads (mappings/source_usage.py)
+    expression: str  # the rule's source, as written
+    description: str  # what the canonical field holds
+
+
+@dataclass(frozen=True)
+class MappingInForce:
+    version: int
+    published_at: datetime
+    fields: list[MappingFieldShown]  # in canonical field order
+
+
+def mapping_in_force(*, partner_id: int, environment: str) -> MappingInForce | None:
+    """The mapping version the partner's environment normalizes with, rule by rule; None before one is published."""
+    publication = (
+        MappingPublication.objects.filter(partner_id=partner_id, environment=environment)
+        .select_related("version")
+        .only("published_at", "version__number")
+        .first()
+    )
+    if publication is None:
+        return None
+    fields = [
+        MappingFieldShown(
+            field=rule.field,
+            required=rule.required,
+            type=rule.type,
+            sources=source_path_texts(rule.source),
+            expression=rule.source,
+            description=CANONICAL_DESCRIPTIONS[rule.field],
+        )
+        for rule in mapping_rules_of_version(version_id=publication.version_id)
+    ]
+    return MappingInForce(version=publication.version.number, published_at=publication.published_at, fields=fields)
 
 
 def mapping_document_export(*, partner: Partner, environment: str = Environment.SANDBOX) -> dict:

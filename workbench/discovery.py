@@ -5,18 +5,15 @@ Bounded whatever the pushes hold: at most MAX_VALUES_PER_PUSH values of each pus
 (no further push is even fetched), and the first MAX_KEYS distinct key paths are kept.
 """
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from json import dumps
-from json.encoder import encode_basestring
 from typing import Any
 
-from workbench.source_usage import key_used_by, source_paths
+from mappings.source_usage import jmespath_identifier, key_used_by, source_paths
 
-_PLAIN_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 EXAMPLES_PER_KEY = 3
 EXAMPLE_LENGTH = 60
 # A page of key paths an operator can read, and a reading that stays well under a second: at most 20 pushes'
@@ -26,13 +23,6 @@ MAX_VALUES_PER_PUSH = 5_000
 MAX_VALUES = 100_000
 DISTINCT_VALUES = 20
 DISTINCT_VALUE_LENGTH = 200
-
-
-def jmespath_identifier(key: str) -> str:
-    """A key as a JMESPath identifier: bare when it can be, quoted otherwise (hash keys, spaces, dashes...)."""
-    if _PLAIN_IDENTIFIER.match(key):
-        return key
-    return encode_basestring(key)  # json.dumps(key, ensure_ascii=False) without its per-call set-up
 
 
 def key_paths(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:

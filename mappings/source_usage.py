@@ -5,8 +5,10 @@ nothing, and `a || b` reads both. The tree is walked once per source; every data
 filter, a comparison or a function argument counts as read, and reading a path reads every key below it.
 """
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 
 import jmespath
 from jmespath.exceptions import JMESPathError
@@ -162,3 +164,30 @@ def key_used_by(key_path: str, reads: dict[str, set[Path]]) -> list[str]:
         return []
     key = next(iter(keys))
     return sorted(name for name, paths in reads.items() if any(_reads(read, key) for read in paths))
+
+
+_PLAIN_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def jmespath_identifier(key: str) -> str:
+    """A key as a JMESPath identifier: bare when it can be, quoted otherwise (hash keys, spaces, dashes...)."""
+    if _PLAIN_IDENTIFIER.match(key):
+        return key
+    return encode_basestring(key)  # json.dumps(key, ensure_ascii=False) without its per-call set-up
+
+
+def path_text(path: Path) -> str:
+    """A data path as the workbench's discovered keys write it: `properties.dealname`, `lines[*].sku`,
+    `"Postal Code"`, `custom.*.value`."""
+    text = ""
+    for step in path:
+        if step == ITEMS:
+            text += "[*]"
+        else:
+            text += ("." if text else "") + ("*" if step == ANY_KEY else jmespath_identifier(step[1]))
+    return text
+
+
+def source_path_texts(expression: str) -> list[str]:
+    """The data paths a JMESPath expression reads, as text, sorted (empty when it reads no key of the data)."""
+    return sorted(path_text(path) for path in source_paths(expression))
