@@ -148,7 +148,7 @@ def test_anonymous_is_401(client, partner):
     [
         (None, "The ClientID header is missing."),
         ("sbx_not-a-key", "The ClientID is not valid."),
-        ("other partner's", "The ClientID belongs to another partner than the logged-in user."),
+        ("other partner's", "The ClientID is not valid."),  # the same as an unknown one (CONTRACT §17)
         ("production", "The ClientID is for the production environment; use it under /api/v1/."),
     ],
     ids=["missing", "unknown", "other-partner", "other-environment"],
