@@ -13,8 +13,9 @@ from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods, require_POST
 
 from ingest.diagnostics.cursors import cursor_encode
-from ingest.diagnostics.selectors import raw_push_get, raw_pushes_page
+from ingest.diagnostics.selectors import raw_push_get, raw_push_issues_with_origin, raw_pushes_page
 from integration_service.client_ip import request_client_ip
+from mappings.selectors import mapping_in_force
 from partners.choices import Environment
 from partners.services import TooManyCredentials, credential_create, credential_revoke
 from partners.throttling import login_attempt_give_back, login_attempt_take, login_throttled_message
@@ -121,6 +122,18 @@ def overview(request: HttpRequest) -> HttpResponse:
 
 
 @partner_user_required
+def environment_page(request: HttpRequest, environment: str) -> HttpResponse:
+    """One environment: its root and counts, and the mapping in force there, rule by rule (CONTRACT §19)."""
+    environment = _environment(environment)
+    partner = request.user.partner
+    summary = next(item for item in environments_summary(partner=partner) if item.environment == environment)
+    mapping = mapping_in_force(partner_id=partner.pk, environment=environment)
+    return _page(
+        request, "portal/environment.html", {"environment": environment, "summary": summary, "mapping": mapping}
+    )
+
+
+@partner_user_required
 def client_ids(request: HttpRequest) -> HttpResponse:
     return _page(request, "portal/client_ids.html", {"client_ids": partner_client_ids(partner=request.user.partner)})
 
@@ -190,7 +203,10 @@ def push_detail(request: HttpRequest, environment: str, push_id: str) -> HttpRes
     push = raw_push_get(partner_id=request.user.partner_id, environment=environment, push_id=push_id)
     if push is None:
         raise Http404("No such push.")
-    return _page(request, "portal/push.html", {"environment": environment, "push": push})
+    issues = raw_push_issues_with_origin(push=push)
+    from_earlier = any(issue["fromEarlierPush"] for issue in issues or ())
+    context = {"environment": environment, "push": push, "issues": issues, "from_earlier": from_earlier}
+    return _page(request, "portal/push.html", context)
 
 
 # --- webhooks -----------------------------------------------------------------------------------------------------

@@ -7,8 +7,9 @@ tried again, and a version expires a minute after it was last replaced: projects
 
 - the "created" version changes when a project is created, deleted or restored (CONTRACT §12: the lists hide
   deleted projects): every total depends on it;
-- the "updated" version changes when a project's updatedDate moves: only totals filtered by updatedDate depend
-  on it, so the pushes that update projects (most of them) leave the other totals cached.
+- the "updated" version changes when a project's updatedDate moves: only totals filtered by updatedDate or by
+  mappingStatus (which changes only with updatedDate) depend on it, so the pushes that update projects (most of
+  them) leave the other totals cached.
 
 A follower pages `updatedDate=gt:<watermark>` with a new watermark every page, so its totals never repeat. While
 the data versions stand, the last follower total of these criteria is kept with its watermark W ("the base"), and
@@ -40,6 +41,9 @@ TOTAL_TIMEOUT_SECONDS = 600
 # at the cost of a count a minute for a partner environment that is read but not written.
 VERSION_TIMEOUT_SECONDS = 60
 PAGING_PARAMETERS = frozenset({"page", "limit", "exclude"})  # parameters that do not change the total
+# Filters on what a change of a project can move (its updatedDate, its mapping status): their totals depend on the
+# "updated" data version too. Every write that changes a mapping status moves updatedDate (mappings/project_writes.py).
+CHANGED_BY_UPDATES = frozenset({"updatedDate", "mappingStatus"})
 
 
 def _version_key(partner_id: int, environment: str, kind: str) -> str:
@@ -120,7 +124,7 @@ def _total_key(prefix: str, partner_id: int, environment: str, filters: dict, *,
     """The cache key of a total of these criteria (the filters but the `ignored`) under the data versions it depends
     on: the "updated" one too when the criteria name updatedDate."""
     criteria = sorted((name, value) for name, value in filters.items() if name not in ignored)
-    kinds = ["created", "updated"] if "updatedDate" in filters else ["created"]
+    kinds = ["created", "updated"] if filters.keys() & CHANGED_BY_UPDATES else ["created"]
     versions = _versions(partner_id, environment, kinds)
     signature = hashlib.sha256(urlencode(criteria).encode()).hexdigest()[:32]
     return f"{prefix}:{partner_id}:{environment}:{'-'.join(map(str, versions))}:{signature}"
