@@ -38,8 +38,12 @@ def test_a_push_and_a_pull_with_a_credentials_token(credential, sandbox_key):
 
     pushed = client.post(url(SANDBOX, "push"), {"id": "HS-1", "data": {"a": 1}}, format="json")
     pulled = client.get(url(SANDBOX, "project-list"))
+    mapping = client.get(url(SANDBOX, "mapping"))
 
     assert pushed.status_code == HTTPStatus.CREATED
+    assert mapping.json() == problem(
+        404, "No mapping is published for your partner in this environment yet.", "not_found"
+    )
     assert [project["externalId"] for project in pulled.json()["items"]] == ["HS-1"]
     raw = RawPush.objects.get()
     assert (raw.user_id, raw.client_id.pk) == (None, credential.client_id_id)  # the machine, no person
