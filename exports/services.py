@@ -19,7 +19,7 @@ from exports.selectors import export_projects, exports_active_count, exports_exp
 from exports.snapshot import ProgressReporter, ndjson_export, progress_visible_elsewhere, snapshot, updated_date_of
 from exports.watermarks import watermark_of_empty_export
 from partners.choices import Environment
-from partners.models import ClientId, User
+from partners.models import ClientId, IntegrationCredential, User
 from projects.serializers import iso_datetime
 
 BUSY_RETRY_AFTER_SECONDS = 30
@@ -35,6 +35,7 @@ def export_request(
     environment: str,
     requested_by: User | None,
     requested_with: ClientId | None,
+    requested_by_credential: IntegrationCredential | None = None,
     exclude_data: bool,
     updated_date_filter: str,
 ) -> Export:
@@ -59,6 +60,7 @@ def export_request(
             environment=environment,
             requested_by=requested_by,
             requested_with=requested_with,
+            requested_by_credential=requested_by_credential,
             exclude_data=exclude_data,
             updated_date_filter=updated_date_filter,
         )
@@ -159,16 +161,17 @@ def _export_write(export: Export) -> _Written:
 
 def _credentials_live(export: Export) -> bool:
     """Whether what asked for the export still may (CONTRACT §17): its ClientID is not revoked, its user is active and
-    still the partner's, and a production export's partner is still cleared. Revoking the key, deactivating the user
-    or revoking the clearance stops the link at once, not when it expires. An export asked for before the key was
+    still the partner's (or, asked for with a client secret's token, that secret is not revoked: CONTRACT §18), and a
+    production export's partner is still cleared. Revoking the key, deactivating the user, revoking the secret or
+    revoking the clearance stops the link at once, not when it expires. An export asked for before the key was
     recorded has none, and no working link."""
-    key, user = export.requested_with, export.requested_by
+    key, user, credential = export.requested_with, export.requested_by, export.requested_by_credential
+    person_live = user is not None and user.is_active and user.partner_id == export.partner_id
+    machine_live = credential is not None and not credential.is_revoked
     return (
         key is not None
         and not key.is_revoked
-        and user is not None
-        and user.is_active
-        and user.partner_id == export.partner_id
+        and (person_live or machine_live)
         and (export.environment != Environment.PRODUCTION or export.partner.is_cleared_for_production)
     )
 
@@ -191,7 +194,7 @@ def export_file_open(*, environment: str, export_id: str, expires: str, signatur
         )
     gone = ExportLinkExpired("This export has been deleted. Ask for a new one (POST integration/exports).")
     export = (
-        Export.objects.select_related("partner", "requested_by", "requested_with")
+        Export.objects.select_related("partner", "requested_by", "requested_with", "requested_by_credential")
         .filter(pk=pk, environment=environment, status=ExportStatus.DONE)
         .first()
     )

@@ -66,8 +66,9 @@ class ExportCreateView(APIView):
         export = export_request(
             partner_id=request.client_id.partner_id,
             environment=environment,
-            requested_by=request.user,
+            requested_by=request.caller.person,
             requested_with=request.client_id,
+            requested_by_credential=request.caller.credential,
             exclude_data="data" in body.validated_data.get("exclude", ()),
             updated_date_filter=body.validated_data.get("updatedDate", ""),
         )

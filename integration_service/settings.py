@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "csp",
     "rest_framework",
+    "rest_framework_simplejwt.token_blacklist",  # refresh tokens: each one works once (partners/tokens.py)
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -298,6 +299,10 @@ SPECTACULAR_SETTINGS = {
 
 SIMPLE_JWT = {
     "ACCESS_TOKEN_LIFETIME": timedelta(minutes=env_int("JWT_ACCESS_TOKEN_MINUTES", 60)),
+    # The e-mail login's refresh token (CONTRACT §18): spent by its one use, which answers a new pair.
+    "REFRESH_TOKEN_LIFETIME": timedelta(days=env_int("JWT_REFRESH_TOKEN_DAYS", 14)),
+    "ROTATE_REFRESH_TOKENS": True,
+    "BLACKLIST_AFTER_ROTATION": True,
     "AUTH_HEADER_TYPES": ("Bearer",),
     "UPDATE_LAST_LOGIN": False,
     # Tokens carry a digest of the password hash and stop working when the password changes (checked on the

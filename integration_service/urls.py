@@ -11,7 +11,7 @@ from integration_service.views import api_not_found
 from mappings.api_views import MappingView
 from observability import views as observability
 from partners.choices import Environment
-from partners.views import LoginView
+from partners.views import CredentialDetailView, CredentialListView, LoginView, TokenRefreshView, TokenView
 from platform_api.openapi import platform_schema_settings
 from platform_api.urls import platform_patterns
 from projects.views import ProjectDetailView, ProjectListView
@@ -21,6 +21,10 @@ from webhooks import api_views as webhooks
 # A trailing slash is accepted too, since partners' HTTP clients differ on it.
 api_patterns = [
     re_path(r"^auth/email/login/?$", LoginView.as_view(), name="login"),
+    re_path(r"^auth/token/?$", TokenView.as_view(), name="token"),
+    re_path(r"^auth/token/refresh/?$", TokenRefreshView.as_view(), name="token-refresh"),
+    re_path(r"^integration/credentials/?$", CredentialListView.as_view(), name="credential-list"),
+    re_path(r"^integration/credentials/(?P<credential_id>[^/]+)/?$", CredentialDetailView.as_view(), name="credential"),
     re_path(r"^externals/push/?$", PushView.as_view(), name="push"),
     re_path(r"^externals/push/batch/?$", PushBatchView.as_view(), name="push-batch"),
     # The CRM's id is the whole rest of the path, URL-decoded (so "%2F" is "/", "%0A" a newline): a trailing slash is

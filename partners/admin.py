@@ -10,14 +10,16 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html
 from django_tasks_db.models import DBTaskResult
+from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
 
 from integration_service.admin import adopt_saved
 from partners.admin_login import ThrottledAdminAuthenticationForm
 from partners.choices import Environment
-from partners.models import ClientId, Partner, User
+from partners.models import ClientId, IntegrationCredential, Partner, User
 from partners.services import (
     client_id_issue,
     client_id_revoke,
+    credential_revoke,
     user_saved_in_admin,
 )
 
@@ -31,6 +33,9 @@ admin.site.index_title = "Operators' console"
 admin.site.unregister(Group)  # permissions are given per operator; groups are not used
 if admin.site.is_registered(DBTaskResult):
     admin.site.unregister(DBTaskResult)  # background work is followed on Reprocess runs
+for token_model in (OutstandingToken, BlacklistedToken):  # refresh tokens: a person's end with a deactivation
+    if admin.site.is_registered(token_model):  # or a password set here
+        admin.site.unregister(token_model)
 
 
 def back_to_partner_page(request: HttpRequest, partner: Partner | None) -> HttpResponseRedirect | None:
@@ -232,3 +237,26 @@ class ClientIdAdmin(admin.ModelAdmin):
         for client_id in queryset:
             client_id_revoke(client_id=client_id, revoked_by=request.user)
         self.message_user(request, f"Revoked {queryset.count()} ClientID(s).", messages.SUCCESS)
+
+
+@admin.register(IntegrationCredential)
+class IntegrationCredentialAdmin(admin.ModelAdmin):
+    """The client secrets partners created for their machines (CONTRACT §18): seen and revoked here, created by the
+    partners themselves (API or console), never shown again."""
+
+    list_display = ("prefix", "partner", "client_id", "created_at", "created_by", "last_used_at", "revoked_at")
+    list_filter = ("partner",)
+    list_select_related = ("partner", "client_id", "created_by")
+    search_fields = ("prefix", "partner__name", "partner__slug", "client_id__prefix")
+    readonly_fields = (*list_display, "revoked_by")
+    fields = readonly_fields
+    actions = ["revoke"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.action(description="Revoke selected client secrets")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[IntegrationCredential]) -> None:
+        for credential in queryset:
+            credential_revoke(credential=credential, revoked_by=request.user)
+        self.message_user(request, f"Revoked {queryset.count()} client secret(s).", messages.SUCCESS)

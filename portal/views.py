@@ -17,6 +17,7 @@ from ingest.diagnostics.selectors import raw_push_get, raw_push_issues_with_orig
 from integration_service.client_ip import request_client_ip
 from mappings.selectors import mapping_in_force
 from partners.choices import Environment
+from partners.services import TooManyCredentials, credential_create, credential_revoke
 from partners.throttling import login_attempt_give_back, login_attempt_take, login_throttled_message
 from portal.auth import is_partner_user, partner_user_required
 from portal.forms import LoginForm, PushFilterForm, WebhookEndpointForm
@@ -26,6 +27,8 @@ from portal.selectors import (
     endpoint_delivery,
     environments_summary,
     partner_client_ids,
+    partner_credential,
+    partner_live_client_id,
     partner_webhook,
     partner_webhooks,
     production_waits,
@@ -133,6 +136,34 @@ def environment_page(request: HttpRequest, environment: str) -> HttpResponse:
 @partner_user_required
 def client_ids(request: HttpRequest) -> HttpResponse:
     return _page(request, "portal/client_ids.html", {"client_ids": partner_client_ids(partner=request.user.partner)})
+
+
+@partner_user_required
+@require_POST
+def credential_create_view(request: HttpRequest, client_id_pk: int) -> HttpResponse:
+    """A client secret for one of the partner's live ClientIDs, shown on the answer only (as the API's is)."""
+    client_id = partner_live_client_id(partner=request.user.partner, client_id_pk=client_id_pk)
+    if client_id is None:
+        raise Http404("No such live ClientID.")
+    try:
+        credential, secret = credential_create(client_id=client_id, created_by=request.user)
+    except TooManyCredentials as error:
+        messages.error(request, error.detail)
+        return redirect("portal:portal-client-ids")
+    response = _page(request, "portal/credential_secret.html", {"credential": credential, "secret": secret})
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@partner_user_required
+@require_POST
+def credential_revoke_view(request: HttpRequest, credential_pk: int) -> HttpResponse:
+    credential = partner_credential(partner=request.user.partner, credential_pk=credential_pk)
+    if credential is None:
+        raise Http404("No such live client secret.")
+    credential_revoke(credential=credential, revoked_by=request.user)
+    messages.success(request, f"Client secret {credential.prefix}… revoked: its tokens are refused from now on.")
+    return redirect("portal:portal-client-ids")
 
 
 # --- pushes -------------------------------------------------------------------------------------------------------

@@ -8,6 +8,11 @@ pytestmark = pytest.mark.django_db
 
 OPERATIONS = {
     ("/auth/email/login", "post"): "login",
+    ("/auth/token", "post"): "get_token",
+    ("/auth/token/refresh", "post"): "refresh_token",
+    ("/integration/credentials", "get"): "list_credentials",
+    ("/integration/credentials", "post"): "create_credential",
+    ("/integration/credentials/{credential_id}", "delete"): "revoke_credential",
     ("/externals/push", "post"): "push",
     ("/externals/push/batch", "post"): "push_batch",
     ("/externals/projects/{external_id}", "delete"): "delete_project",
@@ -30,7 +35,12 @@ OPERATIONS = {
     ("/integration/pushes/{push_id}", "get"): "get_push",
     ("/integration/mapping", "get"): "get_mapping",
 }
-WITHOUT_CREDENTIALS = {"/auth/email/login", "/integration/exports/{export_id}/download"}  # the link is signed
+WITHOUT_CREDENTIALS = {
+    "/auth/email/login",
+    "/auth/token",  # the client authenticates by HTTP Basic or the form: RFC 6749's, not the API's scheme
+    "/auth/token/refresh",
+    "/integration/exports/{export_id}/download",  # the link is signed
+}
 DOCUMENTS = {"sandbox": "/sandbox/api/v1/schema/", "production": "/api/v1/schema/"}
 SERVERS = {"sandbox": "/sandbox/api/v1", "production": "/api/v1"}
 

@@ -124,7 +124,7 @@ class WebhookListView(APIView):
                 event_types=values.get("events"),
                 description=values["description"],
                 is_enabled=values["enabled"],
-                created_by=request.user,
+                created_by=request.caller.person,
                 max_per_environment=ENDPOINTS_PER_ENVIRONMENT,
             )
         except DjangoValidationError as error:

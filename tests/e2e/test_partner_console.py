@@ -144,3 +144,17 @@ def test_a_partner_developer_wires_a_webhook_and_finds_a_refused_value(page, liv
     page.click("text=ClientIDs")
     assert "HubSpot sync" in page.inner_text("#client-ids")
     screenshot(page, "portal-client-ids", tmp_path)
+
+    # A client secret for the CRM's machine: shown once, good for a token, then revoked from the same page.
+    page.click("#client-secrets input[value='Create a client secret']")
+    client_secret = page.inner_text("#client-secret")
+    assert client_secret.startswith("cs_")
+    grant = {"grant_type": "client_credentials", "client_id": key, "client_secret": client_secret}
+    status, token = api(base, "/sandbox/api/v1/auth/token", grant)
+    assert (status, token["token_type"]) == (200, "Bearer")
+    page.click("text=Back to the ClientIDs")
+    assert "1 of 5 live" in page.inner_text("#client-secrets")
+    assert client_secret not in page.content()
+    page.click("#client-secrets input[value='Revoke']")
+    page.wait_for_selector("text=its tokens are refused from now on")
+    assert api(base, "/sandbox/api/v1/auth/token", grant)[0] == 401

@@ -173,3 +173,36 @@ def test_revoking_another_key_of_the_partner_leaves_the_link_working(link, partn
     client_id_revoke(client_id=other, revoked_by=None)
 
     assert APIClient().get(link).status_code == HTTPStatus.OK
+
+
+@pytest.fixture
+def machine_link(sandbox_key, user, partner, make_project, export_done) -> str:
+    """The link of an export a client secret's token asked for (no person)."""
+    from partners.selectors import client_id_get
+    from partners.services import credential_create
+    from partners.tokens import CredentialAccessToken
+
+    credential, _ = credential_create(client_id=client_id_get(key=sandbox_key), created_by=user)
+    client = APIClient()
+    token = CredentialAccessToken.for_credential(credential, environment=SANDBOX)
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}", HTTP_CLIENTID=sandbox_key)
+    make_project(partner, external_id="HS-1", source_data={"a": 1})
+    return export_done(client)["downloadUrl"]
+
+
+def test_a_client_secrets_link_works_through_a_persons_deactivation(machine_link, user):
+    User.objects.filter(pk=user.pk).update(is_active=False)
+
+    response = APIClient().get(machine_link)
+
+    assert response.status_code == HTTPStatus.OK
+    assert [line["externalId"] for line in ndjson(response)] == ["HS-1"]
+
+
+def test_a_client_secrets_link_stops_at_once_when_the_secret_is_revoked(machine_link):
+    from partners.models import IntegrationCredential
+    from partners.services import credential_revoke
+
+    credential_revoke(credential=IntegrationCredential.objects.get(), revoked_by=None)
+
+    assert APIClient().get(machine_link).json() == INVALID

@@ -95,8 +95,8 @@ class TestToken:
 
         assert response.status_code == HTTPStatus.UNAUTHORIZED
         assert response.json() == unauthorized(
-            f"The token is not valid or has expired. Log in again at POST {url(environment, 'login')} and send the "
-            "new token.",
+            f"The token is not valid or has expired. Get a new one (POST {url(environment, 'token')} with your client "
+            f"secret, or log in again at POST {url(environment, 'login')}) and send it.",
             "token_not_valid",
         )
 

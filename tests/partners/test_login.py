@@ -23,7 +23,7 @@ def test_login_returns_a_bearer_token_bound_to_the_root_environment(user, enviro
 
     assert response.status_code == HTTPStatus.OK
     body = response.json()
-    assert list(body) == ["token", "tokenType", "expiresIn"]
+    assert list(body) == ["token", "tokenType", "expiresIn", "refreshToken"]
     assert body["tokenType"] == "Bearer"
     assert body["expiresIn"] == 3600
     token = AccessToken(body["token"])
