@@ -23,4 +23,7 @@ class SchemaView(ProblemErrorsMixin, SpectacularAPIView):
 
 
 class SwaggerView(ProblemErrorsMixin, SpectacularSwaggerView):
-    pass
+    """One page over the three documents (sandbox, production, platform): its title names none of them; each
+    document's own title says its root."""
+
+    title = "Partner Project Data Integration Service: API documents"
