@@ -29,8 +29,8 @@ def generated_dir(tmp_path_factory) -> Path:
 
 
 def generated_client(live_server, directory: Path, root: str):
-    """Generate the package `generated_<root>_client` from the root's served schema (no network: the generator is local), and
-    import it."""
+    """Generate the package `generated_<root>_client` from the root's served schema (no network: the generator is
+    local), and import it."""
     package = f"generated_{root}_client"
     if package not in sys.modules:
         with urllib.request.urlopen(f"{live_server.url}{ROOTS[root]}/schema/?format=json", timeout=10) as answer:
