@@ -136,6 +136,11 @@ class DeliverySerializer(serializers.Serializer):
     lastError = serializers.CharField(source="last_error")
     nextRetry = serializers.SerializerMethodField()
     createdDate = serializers.SerializerMethodField()
+    requestHeaders = serializers.SerializerMethodField(
+        help_text="The last attempt's request headers (its body is the event: GET integration/events)."
+    )
+    responseHeaders = serializers.SerializerMethodField(help_text="The last answer's headers; {} when none came.")
+    responseBody = serializers.CharField(source="response_body", help_text="The last answer's body: its first 4 KiB.")
 
     def get_nextRetry(self, delivery: WebhookDelivery) -> str | None:
         """When the next try is due; null once delivered or given up."""
@@ -144,6 +149,21 @@ class DeliverySerializer(serializers.Serializer):
 
     def get_createdDate(self, delivery: WebhookDelivery) -> str:
         return iso_datetime(delivery.created_at)
+
+    def get_requestHeaders(self, delivery: WebhookDelivery) -> dict[str, str]:
+        return header_fields(delivery.request_headers)
+
+    def get_responseHeaders(self, delivery: WebhookDelivery) -> dict[str, str]:
+        return header_fields(delivery.response_headers)
+
+
+def header_fields(lines: str) -> dict[str, str]:
+    """Stored "Name: value" lines as an object; a name that came twice has its values joined with ", "."""
+    fields: dict[str, str] = {}
+    for line in lines.splitlines():
+        name, _, value = line.partition(": ")
+        fields[name] = f"{fields[name]}, {value}" if name in fields else value
+    return fields
 
 
 class DeliveryPageSerializer(serializers.Serializer):
