@@ -71,15 +71,18 @@ class Command(BaseCommand):
         lines = [
             "Demo data is ready. Logins:",
             "",
-            f"Admin (operators):   {base_url}/admin/   {ADMIN_EMAIL} / {ADMIN_PASSWORD}",
-            f"Partner user:        {DEMO_USER_EMAIL} / {DEMO_USER_PASSWORD}   (partner '{partner.slug}')",
-            f"Partner console:     {base_url}/portal/   the partner user's e-mail and password",
-            f"Sandbox root:        {base_url}/sandbox/api/v1/   ClientID: {keys[Environment.SANDBOX]}",
-            f"Production root:     {base_url}/api/v1/   ClientID: {keys[Environment.PRODUCTION]}",
-            f"Platform root:       {base_url}/platform/api/v1/   key: {platform_key}",
+            f"Admin (operators):  {base_url}/admin/  {ADMIN_EMAIL} / {ADMIN_PASSWORD}",
+            f"Partner user:       {DEMO_USER_EMAIL} / {DEMO_USER_PASSWORD}  (partner '{partner.slug}')",
+            f"Partner console:    {base_url}/portal/  (the partner user's login)",
+            f"Roots:              {base_url}/sandbox/api/v1/  {base_url}/api/v1/",
+            f"                    {base_url}/platform/api/v1/",
             "",
-            f"For the README's quickstarts:  CLIENT_ID={keys[Environment.SANDBOX]}",
-            f"                               PLATFORM_KEY={platform_key}",
+            "For the README's quickstarts (sandbox ClientID, production ClientID, platform key):",
+            "",
+            f"BASE={base_url}/sandbox/api/v1",
+            f"CLIENT_ID={keys[Environment.SANDBOX]}",
+            f"PRODUCTION_CLIENT_ID={keys[Environment.PRODUCTION]}",
+            f"PLATFORM_KEY={platform_key}",
         ]
         self.stdout.write(boxed(lines))
 
