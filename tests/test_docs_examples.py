@@ -9,6 +9,7 @@ import io
 import json
 import re
 import shlex
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -180,3 +181,32 @@ def test_every_example_in_the_guide_answers_as_documented():
         problems.extend(mismatches(json.loads(example.answer), answered, where))
 
     assert problems == []
+
+
+def python_blocks(text: str) -> list[str]:
+    """The guide's ```python blocks, in order (indented ones included, dedented)."""
+    return [
+        textwrap.dedent(block) for block in re.findall(r"^ *```python\n(.*?)^ *```$", text, re.DOTALL | re.MULTILINE)
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_guides_python_runs_as_written_against_a_live_server(live_server):
+    """The standard-library `call` helper, then the push, batch, delete and list snippets that use it, in order."""
+    call_command("seed_demo", stdout=io.StringIO(), stderr=io.StringIO())
+    blocks = python_blocks(API_GUIDE.read_text())
+    start = next(index for index, block in enumerate(blocks) if "def call(" in block)
+    helper = blocks[start].replace('"http://127.0.0.1:8000/sandbox/api/v1"', repr(f"{live_server.url}/sandbox/api/v1"))
+    helper = helper.replace('"sbx_..."', repr(demo_client_key(Environment.SANDBOX)))
+    uses = blocks[start + 1 : start + 5]  # push, batch, delete, list
+    namespace = {"records": [{"id": "HS-2002", "data": {"properties": {"dealname": "Diaz"}}}], "crm_id": "HS-2002"}
+
+    exec(helper, namespace)
+    for block in uses:
+        exec(block, namespace)
+
+    assert UUID.match(namespace["project_id"])
+    assert [(result["status"], result["externalId"]) for result in namespace["results"]] == [(201, "HS-2002")]
+    assert [item["externalId"] for item in namespace["page"]["items"]] == ["HS-2001"]
+    assert "data" not in namespace["page"]["items"][0]
+    assert Project.objects.get(external_id="HS-2002").deleted_date is not None
