@@ -133,3 +133,47 @@ def test_a_generated_platform_client_follows_changes_and_patches_under_if_match(
     assert written.status_code == 200
     assert (written.parsed.platform.stage, written.parsed.platform.note) == ("permitting", "HOA")
     assert stale.status_code == 412 and stale.parsed.etag == written.headers["ETag"]
+
+
+EVENT_MODELS = {
+    "project.created": "ProjectCreatedEvent",
+    "project.updated": "ProjectUpdatedEvent",
+    "project.deleted": "ProjectDeletedEvent",
+    "partner.production_revoked": "PartnerClearanceEvent",
+    "webhook.test": "WebhookTestEvent",
+}
+
+
+def test_every_event_type_as_delivered_parses_into_its_generated_model(
+    live_server, generated_dir, user, sandbox_key, partner, settings
+):
+    from webhooks.models import WebhookEvent
+    from webhooks.services import partner_event_record, webhook_endpoint_create
+
+    settings.WEBHOOK_ALLOW_PRIVATE_URLS = True
+    settings.TASKS = {
+        "default": {"BACKEND": "django_tasks.backends.dummy.DummyBackend", "QUEUES": ["default", "webhooks"]}
+    }
+    endpoint, _ = webhook_endpoint_create(partner=partner, environment="sandbox", url="http://127.0.0.1:9/hook")
+    api = generated_client(live_server, generated_dir, "sandbox")
+    client = api.AuthenticatedClient(
+        base_url=live_server.url + ROOTS["sandbox"], token=token_for(user, "sandbox"), headers={"ClientID": sandbox_key}
+    )
+    push = operation(api, "push", "push")
+    push.sync(client=client, body=model(api, "PushRequest").from_dict({"id": "HS-1", "data": {"a": 1}}))
+    push.sync(client=client, body=model(api, "PushRequest").from_dict({"id": "HS-1", "data": {"a": 2}}))
+    operation(api, "push", "delete_project").sync(client=client, external_id="HS-1")
+    operation(api, "webhooks", "test_webhook").sync(client=client, webhook_id=endpoint.pk)
+    partner_event_record(partner=partner, event_type="partner.production_revoked")
+
+    bodies = [json.loads(event.body) for event in WebhookEvent.objects.filter(environment="sandbox").order_by("id")]
+    parsed = {body["type"]: model(api, EVENT_MODELS[body["type"]]).from_dict(body) for body in bodies}
+
+    assert sorted(parsed) == sorted(EVENT_MODELS)
+    assert parsed["project.updated"].changed_fields == ["data"]
+    assert parsed["project.updated"].data.data == {"a": 2}
+    assert (parsed["project.deleted"].data.external_id, parsed["project.deleted"].data.deleted) == ("HS-1", True)
+    assert parsed["partner.production_revoked"].data.production_cleared is False
+    assert parsed["webhook.test"].data.endpoint_id == endpoint.pk
+    for body in bodies:  # nothing the service sends is left out of its model
+        assert set(model(api, EVENT_MODELS[body["type"]]).from_dict(body).additional_properties) == set()
