@@ -261,6 +261,8 @@ def test_the_platform_types_its_changes_and_its_412(db):
     schema = APIClient().get("/platform/api/v1/schema/", {"format": "json"}).json()
     components = schema["components"]["schemas"]
 
+    validate_schema(schema)
+
     assert components["Change"]["properties"]["project"]["allOf"] == [
         {"$ref": "#/components/schemas/ChangedProjectOrTombstone"}
     ]
