@@ -18,7 +18,8 @@ from exports.models import Export
 from exports.selectors import export_projects, exports_active_count, exports_expired, exports_stale
 from exports.snapshot import ProgressReporter, ndjson_export, progress_visible_elsewhere, snapshot, updated_date_of
 from exports.watermarks import watermark_of_empty_export
-from partners.models import User
+from partners.choices import Environment
+from partners.models import ClientId, User
 from projects.serializers import iso_datetime
 
 BUSY_RETRY_AFTER_SECONDS = 30
@@ -29,7 +30,13 @@ def exports_storage() -> Storage:
 
 
 def export_request(
-    *, partner_id: int, environment: str, requested_by: User | None, exclude_data: bool, updated_date_filter: str
+    *,
+    partner_id: int,
+    environment: str,
+    requested_by: User | None,
+    requested_with: ClientId | None,
+    exclude_data: bool,
+    updated_date_filter: str,
 ) -> Export:
     """Queue an export of the partner environment's live projects; the worker takes it once this commits.
 
@@ -51,6 +58,7 @@ def export_request(
             partner_id=partner_id,
             environment=environment,
             requested_by=requested_by,
+            requested_with=requested_with,
             exclude_data=exclude_data,
             updated_date_filter=updated_date_filter,
         )
@@ -149,9 +157,26 @@ def _export_write(export: Export) -> _Written:
     return _Written(file_name=file_name, file_size=size, count=count, watermark=watermark)
 
 
+def _credentials_live(export: Export) -> bool:
+    """Whether what asked for the export still may (CONTRACT §17): its ClientID is not revoked, its user is active and
+    still the partner's, and a production export's partner is still cleared. Revoking the key, deactivating the user
+    or revoking the clearance stops the link at once, not when it expires. An export asked for before the key was
+    recorded has none, and no working link."""
+    key, user = export.requested_with, export.requested_by
+    return (
+        key is not None
+        and not key.is_revoked
+        and user is not None
+        and user.is_active
+        and user.partner_id == export.partner_id
+        and (export.environment != Environment.PRODUCTION or export.partner.is_cleared_for_production)
+    )
+
+
 def export_file_open(*, environment: str, export_id: str, expires: str, signature: str) -> tuple[Export, File]:
-    """The export a download link names, and its file opened for reading; the link must be signed as it is
-    (ExportLinkInvalid) and not expired, nor its export pruned (ExportLinkExpired)."""
+    """The export a download link names, and its file opened for reading; the link must be signed as it is, and
+    the credentials that asked for the export still live (ExportLinkInvalid), and not expired, nor its export pruned
+    (ExportLinkExpired)."""
     try:
         pk = uuid.UUID(export_id)
     except ValueError:
@@ -165,9 +190,15 @@ def export_file_open(*, environment: str, export_id: str, expires: str, signatur
             f"This download link expired at {expired_at}. Ask for a new export (POST integration/exports)."
         )
     gone = ExportLinkExpired("This export has been deleted. Ask for a new one (POST integration/exports).")
-    export = Export.objects.filter(pk=pk, environment=environment, status=ExportStatus.DONE).first()
+    export = (
+        Export.objects.select_related("partner", "requested_by", "requested_with")
+        .filter(pk=pk, environment=environment, status=ExportStatus.DONE)
+        .first()
+    )
     if export is None:
         raise gone
+    if not _credentials_live(export):
+        raise ExportLinkInvalid()  # the answer of a link never given: nothing tells why
     try:
         return export, exports_storage().open(export.file_name, "rb")
     except FileNotFoundError:

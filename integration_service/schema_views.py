@@ -3,7 +3,7 @@
 drf-spectacular renders an error with the page's own renderer: YAML for the schema, an HTML template for the UI.
 """
 
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
@@ -22,8 +22,9 @@ class SchemaView(ProblemErrorsMixin, SpectacularAPIView):
     pass
 
 
-class SwaggerView(ProblemErrorsMixin, SpectacularSwaggerView):
-    """One page over the three documents (sandbox, production, platform): its title names none of them; each
-    document's own title says its root."""
+class SwaggerView(ProblemErrorsMixin, SpectacularSwaggerSplitView):
+    """Swagger UI whose initializer is a script of its own (`?script`), not inline: the page's Content-Security-Policy
+    runs no inline script (CONTRACT §17). One page over the three documents (sandbox, production, platform): its
+    title names none of them; each document's own title says its root."""
 
     title = "Partner Project Data Integration Service: API documents"

@@ -8,6 +8,7 @@ from ingest.views import ProjectDeleteView, PushBatchView, PushView
 from integration_service.openapi import root_schema_settings
 from integration_service.schema_views import SchemaView, SwaggerView
 from integration_service.views import api_not_found
+from mappings.api_views import MappingView
 from observability import views as observability
 from partners.choices import Environment
 from partners.views import LoginView
@@ -53,6 +54,7 @@ api_patterns = [
     re_path(
         r"^integration/exports/(?P<export_id>[^/]+)/download/?$", ExportDownloadView.as_view(), name="export-download"
     ),
+    re_path(r"^integration/mapping/?$", MappingView.as_view(), name="mapping"),
     re_path(r"^integration/pushes/?$", PushListView.as_view(), name="push-list"),
     re_path(r"^integration/pushes/(?P<push_id>[^/]+)/?$", PushDetailView.as_view(), name="push-detail"),
     re_path(r"^[\s\S]*$", api_not_found),  # a path with a newline ("%0A") too: never Django's HTML page
@@ -93,3 +95,5 @@ urlpatterns = [
     re_path(r"^(?:api|sandbox|platform)(?:/.*)?$", api_not_found),
     path("", RedirectView.as_view(url="/admin/", permanent=False)),
 ]
+
+handler500 = "integration_service.views.server_error"  # an outage met by a middleware answers 503 too

@@ -17,7 +17,7 @@ from integration_service.errors import ServiceError
 from partners.choices import CLIENT_ID_PREFIXES, Environment
 from partners.models import ClientId, Partner, User
 from partners.selectors import ApiCaller, client_id_hash
-from partners.throttling import login_failure_record, login_retry_after, login_throttled_message
+from partners.throttling import login_attempt_give_back, login_attempt_take, login_throttled_message
 
 # --- partners and users -------------------------------------------------------------------------------------------
 
@@ -132,12 +132,12 @@ def client_id_check(*, key: str | None, caller: ApiCaller, environment: str) -> 
     if not key or not key.strip():
         raise ClientIdRejected("The ClientID header is missing.")
     client_id, user = caller.client_id, caller.user
-    if client_id is None:
+    if client_id is None or client_id.partner_id != user.partner_id:
+        # Another partner's key, live or revoked, reads as an unknown one: nothing tells that it exists or whose it
+        # is (CONTRACT §17). What follows concerns the caller's own partner's key.
         raise ClientIdRejected("The ClientID is not valid.")
     if client_id.is_revoked:
         raise ClientIdRejected("The ClientID has been revoked; ask your operator for a new one.")
-    if client_id.partner_id != user.partner_id:
-        raise ClientIdRejected("The ClientID belongs to another partner than the logged-in user.")
     if client_id.environment != environment:
         raise ClientIdRejected(
             f"The ClientID is for the {client_id.environment} environment; "
@@ -179,15 +179,20 @@ class LoginResult:
     expires_in: int
 
 
-def user_login(*, email: str, password: str, environment: str) -> LoginResult:
-    """A token for a partner user, bound to the environment whose root it was asked from."""
-    retry_after = login_retry_after(email=email)
+def user_login(*, email: str, password: str, environment: str, ip: str) -> LoginResult:
+    """A token for a partner user, bound to the environment whose root it was asked from. `ip`: the client's address,
+    whose failed logins are limited (partners/throttling.py)."""
+    retry_after = login_attempt_take(ip=ip, identity=email)
     if retry_after:
         raise LoginThrottled(login_throttled_message(retry_after), headers={"Retry-After": str(retry_after)})
-    user = authenticate(email=User.objects.normalize_email(email), password=password)
+    try:
+        user = authenticate(email=User.objects.normalize_email(email), password=password)
+    except Exception:
+        login_attempt_give_back(ip=ip, identity=email)  # undecided (the database is down): no failure
+        raise
     if user is None or user.partner_id is None:
-        login_failure_record(email=email)
-        raise LoginFailed()
+        raise LoginFailed()  # counted as a failure by login_attempt_take
+    login_attempt_give_back(ip=ip, identity=email)
     token = AccessToken.for_user(user)
     token["env"] = environment
     return LoginResult(token=str(token), expires_in=int(token.lifetime.total_seconds()))

@@ -3,6 +3,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from integration_service.client_ip import request_client_ip
 from integration_service.openapi import problem_responses
 from partners.serializers import LoginResponseSerializer, LoginSerializer
 from partners.services import user_login
@@ -22,7 +23,8 @@ class LoginView(APIView):
         description=(
             "Exchange a partner user's e-mail and password for a bearer token of this root's environment. Send it as "
             "`Authorization: Bearer <token>` until it expires (`expiresIn` seconds), then log in again. No ClientID "
-            "is needed here. Five wrong passwords for one e-mail within five minutes answer 429 for a while."
+            "is needed here. Five failed logins for one e-mail from one address, or twenty for any e-mails from one "
+            "address, within five minutes answer 429 with `Retry-After` for the rest of those five minutes."
         ),
         request=LoginSerializer,
         examples=[
@@ -54,5 +56,5 @@ class LoginView(APIView):
     def post(self, request: Request, environment: str) -> Response:
         serializer = LoginSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        result = user_login(**serializer.validated_data, environment=environment)
+        result = user_login(**serializer.validated_data, environment=environment, ip=request_client_ip(request))
         return Response({"token": result.token, "tokenType": "Bearer", "expiresIn": result.expires_in})

@@ -13,6 +13,7 @@ urlpatterns = [
     path("logout/", views.logout_view, name="portal-logout"),
     path("client-ids/", views.client_ids, name="portal-client-ids"),
     path("guide/", views.guide, name="portal-guide"),
+    re_path(rf"^{ENV}/$", views.environment_page, name="portal-environment"),
     re_path(rf"^{ENV}/pushes/$", views.pushes, name="portal-pushes"),
     re_path(rf"^{ENV}/pushes/(?P<push_id>[^/]+)/$", views.push_detail, name="portal-push"),
     re_path(rf"^{ENV}/webhooks/$", views.webhooks, name="portal-webhooks"),

@@ -158,7 +158,7 @@ def test_the_guide_marks_its_examples():
 
 
 def test_every_example_in_the_guide_answers_as_documented():
-    call_command("seed_demo", stdout=io.StringIO(), stderr=io.StringIO())
+    call_command("seed_demo", "--force", stdout=io.StringIO(), stderr=io.StringIO())  # the test database: a throwaway
     client = APIClient()
     token = client.post(
         "/sandbox/api/v1/auth/email/login", {"email": DEMO_USER_EMAIL, "password": DEMO_USER_PASSWORD}, format="json"
@@ -193,7 +193,7 @@ def python_blocks(text: str) -> list[str]:
 @pytest.mark.django_db(transaction=True)
 def test_the_guides_python_runs_as_written_against_a_live_server(live_server):
     """The standard-library `call` helper, then the push, batch, delete and list snippets that use it, in order."""
-    call_command("seed_demo", stdout=io.StringIO(), stderr=io.StringIO())
+    call_command("seed_demo", "--force", stdout=io.StringIO(), stderr=io.StringIO())  # the test database: a throwaway
     blocks = python_blocks(API_GUIDE.read_text())
     start = next(index for index, block in enumerate(blocks) if "def call(" in block)
     helper = blocks[start].replace('"http://127.0.0.1:8000/sandbox/api/v1"', repr(f"{live_server.url}/sandbox/api/v1"))
