@@ -45,7 +45,11 @@ API_DESCRIPTION = (
     "Push project records from your CRM and pull normalized projects back. Log in with `POST auth/email/login`, "
     "then send `Authorization: Bearer <token>` and your `ClientID` header on every other call. Errors are "
     "`application/problem+json` with a stable `code` and the `requestId` to quote to support. "
-    "The partner guide is docs/api.md in the service's repository."
+    "The partner guide, with every call, error code and the sync recipe, is the partner console's API guide, "
+    "`/portal/guide/` on this host (sign in with your user). The webhooks this root sends are the `event` "
+    "callback of `create_webhook`. A client generated from this document sends the token itself; add the "
+    "`ClientID` header to it (openapi-python-client: `AuthenticatedClient(base_url=..., token=..., "
+    'headers={"ClientID": ...})`).'
 )
 
 
@@ -135,3 +139,47 @@ def canonical_paths(endpoints: list[tuple], **kwargs) -> list[tuple]:
         for path, path_regex, method, callback in endpoints
         if path.startswith(root)
     ]
+
+
+RESPONSE_HEADERS = {
+    "X-Request-ID": {
+        "schema": {"type": "string"},
+        "required": True,
+        "description": "This request's id: the one you sent (1-128 letters, digits, `.`, `_`, `:`, `-`) or ours. "
+        "Quote it to support.",
+    },
+    "RateLimit-Policy": {
+        "schema": {"type": "string", "example": '"client-id";q=1200;w=60'},
+        "description": "Your ClientID's budgets (IETF RateLimit header fields): requests, and records on pushes.",
+    },
+    "RateLimit": {
+        "schema": {"type": "string", "example": '"client-id";r=1187;t=42'},
+        "description": "What is left of each budget (`r`) and the seconds until it resets (`t`): pace yourself.",
+    },
+    "Retry-After": {
+        "schema": {"type": "integer", "minimum": 0},
+        "description": "Seconds to wait before sending the request again.",
+    },
+}
+
+
+def response_headers(result: dict, generator, request, public) -> dict:
+    """Declare the headers every answer carries where they are sent (CONTRACT §20): `X-Request-ID` on every answer,
+    the RateLimit fields on every answer to a call with a ClientID, `Retry-After` on 429 and 503. Headers an
+    operation declares itself (`ETag`, `Location`) stay as it wrote them."""
+    for operations in result["paths"].values():
+        for operation in operations.values():
+            with_client_id = any(
+                name.endswith("ClientId") for requirement in operation.get("security", []) for name in requirement
+            )
+            for status, response in operation["responses"].items():
+                names = ["X-Request-ID"]
+                if with_client_id:
+                    names += ["RateLimit-Policy", "RateLimit"]
+                if status in ("429", "503"):
+                    names.append("Retry-After")
+                headers = response.setdefault("headers", {})
+                for name in names:
+                    headers.setdefault(name, {"$ref": f"#/components/headers/{name}"})
+    result["components"]["headers"] = RESPONSE_HEADERS
+    return result

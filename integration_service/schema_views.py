@@ -24,4 +24,7 @@ class SchemaView(ProblemErrorsMixin, SpectacularAPIView):
 
 class SwaggerView(ProblemErrorsMixin, SpectacularSwaggerSplitView):
     """Swagger UI whose initializer is a script of its own (`?script`), not inline: the page's Content-Security-Policy
-    runs no inline script (CONTRACT §17)."""
+    runs no inline script (CONTRACT §17). One page over the three documents (sandbox, production, platform): its
+    title names none of them; each document's own title says its root."""
+
+    title = "Partner Project Data Integration Service: API documents"

@@ -278,6 +278,8 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "integration_service.openapi.environment_security",
+        "integration_service.openapi.response_headers",
+        "webhooks.openapi.signature_headers",
     ],
     # One document per root (integration_service/urls.py); Swagger UI lists the sandbox first.
     "SWAGGER_UI_SETTINGS": {

@@ -1,8 +1,10 @@
 """The platform API's query parameters, and its bodies as the OpenAPI document shows them."""
 
 from django.conf import settings
+from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
+from integration_service.openapi import ProblemSerializer
 from partners.choices import Environment
 from platform_api.cursors import CursorInvalid, cursor_decode
 from projects.choices import PlatformStage
@@ -68,12 +70,29 @@ class TombstoneSerializer(serializers.Serializer):
     partner = serializers.SlugField()
 
 
+class ChangedProjectSerializer(ProjectSerializer):
+    """A project in the feed: as the partner pulls it, and whose it is."""
+
+    partner = serializers.SlugField(read_only=True, help_text="The partner's slug.")
+
+
 class ChangeSerializer(serializers.Serializer):
     cursor = serializers.CharField(help_text="This item's position; pass it as `after` to continue after it.")
     partner = serializers.SlugField()
     environment = serializers.ChoiceField(choices=Environment.values)
     type = serializers.ChoiceField(choices=["project.created", "project.updated", "project.deleted"])
-    project = serializers.JSONField(help_text="The project as pulled plus `partner`, or its tombstone if deleted.")
+    project = PolymorphicProxySerializer(
+        component_name="ChangedProjectOrTombstone",
+        serializers=[ChangedProjectSerializer, TombstoneSerializer],
+        resource_type_field_name=None,
+        help_text="The project as pulled plus `partner`, or its tombstone (`deleted`: true) if deleted.",
+    )
+
+
+class EtagMismatchProblemSerializer(ProblemSerializer):
+    """The 412 of a PATCH whose If-Match is stale."""
+
+    etag = serializers.CharField(help_text="The project's current ETag, as the ETag header says it too.")
 
 
 class ChangesPageSerializer(serializers.Serializer):

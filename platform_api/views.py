@@ -3,7 +3,7 @@
 import json
 import math
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.exceptions import NotFound, ParseError, UnsupportedMediaType, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 from ingest.parsers import StrictJSONParser
 from integration_service.errors import ServiceError
 from integration_service.openapi import problem_responses
+from integration_service.problems import PROBLEM_CONTENT_TYPE
 from integration_service.replicas.routing import replica_reads
 from partners.selectors import partner_get_by_slug
 from platform_api.authentication import PlatformKeyAuthentication, PlatformKeyScopeAllows
@@ -28,6 +29,7 @@ from platform_api.selectors import (
 from platform_api.serializers import (
     ChangesPageSerializer,
     ChangesQuerySerializer,
+    EtagMismatchProblemSerializer,
     PlatformPatchSerializer,
     PlatformProjectPageSerializer,
     PlatformProjectSerializer,
@@ -217,7 +219,10 @@ class ProjectDetailView(PlatformView):
         examples=PATCH_EXAMPLES,
         responses={
             200: PlatformProjectSerializer,
-            **problem_responses(400, 401, 403, 404, 410, 412, 415, 428, 503, descriptions=PLATFORM_PROBLEMS),
+            **problem_responses(400, 401, 403, 404, 410, 415, 428, 503, descriptions=PLATFORM_PROBLEMS),
+            (412, PROBLEM_CONTENT_TYPE): OpenApiResponse(
+                EtagMismatchProblemSerializer, description=PLATFORM_PROBLEMS[412]
+            ),
         },
     )
     def patch(self, request: Request, project_id: str) -> Response:

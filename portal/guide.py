@@ -1,6 +1,7 @@
 """The partner guide (docs/api.md) as HTML for the console, rendered once per process.
 
-Raw HTML in the file is escaped (markdown-it's js-default preset), headings get GitHub's anchors so the guide's
+HTML comments (the file's notes to its writers, the marks of its checked examples) are left out, other raw HTML in
+the file is escaped (markdown-it's js-default preset), headings get GitHub's anchors so the guide's
 own table of contents works, and links to the repository's other files (../examples/…) become plain text, since
 the console does not serve them.
 """
@@ -13,6 +14,7 @@ from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 
 GUIDE_PATH = settings.BASE_DIR / "docs" / "api.md"
+HTML_COMMENT = re.compile(r"^[ \t]*<!--.*?-->[ \t]*\n", re.DOTALL | re.MULTILINE)
 
 
 def _anchor(text: str) -> str:
@@ -50,4 +52,4 @@ def api_guide_html() -> SafeString:
         text = GUIDE_PATH.read_text(encoding="utf-8")
     except FileNotFoundError:
         return mark_safe("<p>The API guide is not installed on this server; Swagger UI describes every call.</p>")
-    return mark_safe(_markdown().render(text, {}))  # markdown-it escapes the raw HTML in the file
+    return mark_safe(_markdown().render(HTML_COMMENT.sub("", text), {}))  # markdown-it escapes the raw HTML in the file

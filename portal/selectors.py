@@ -145,4 +145,4 @@ def delivery_log(*, endpoint: WebhookEndpoint, before: int | None = None) -> tup
 
 
 def endpoint_delivery(*, endpoint: WebhookEndpoint, delivery_id: int) -> WebhookDelivery | None:
-    return WebhookDelivery.objects.filter(endpoint=endpoint, pk=delivery_id).first()
+    return WebhookDelivery.objects.filter(endpoint=endpoint, pk=delivery_id).select_related("event").first()

@@ -39,6 +39,11 @@ urlpatterns = [
         rf"^{ENV}/webhooks/(?P<endpoint_id>[0-9]{{1,18}})/delete/$", views.webhook_delete, name="portal-webhook-delete"
     ),
     re_path(
+        rf"^{ENV}/webhooks/(?P<endpoint_id>[0-9]{{1,18}})/deliveries/(?P<delivery_id>[0-9]{{1,18}})/$",
+        views.delivery_detail,
+        name="portal-delivery",
+    ),
+    re_path(
         rf"^{ENV}/webhooks/(?P<endpoint_id>[0-9]{{1,18}})/deliveries/(?P<delivery_id>[0-9]{{1,18}})/redeliver/$",
         views.delivery_redeliver_view,
         name="portal-redeliver",

@@ -338,6 +338,20 @@ def webhook_delete(request: HttpRequest, environment: str, endpoint_id: int) -> 
 
 
 @partner_user_required
+@require_http_methods(["GET"])
+def delivery_detail(request: HttpRequest, environment: str, endpoint_id: int, delivery_id: int) -> HttpResponse:
+    """One delivery's last attempt: the request as sent (headers, the event's body) and the answer (status, headers,
+    the body's first 4 KiB)."""
+    environment = _environment(environment)
+    endpoint = _endpoint_or_404(request, environment, endpoint_id)
+    delivery = endpoint_delivery(endpoint=endpoint, delivery_id=delivery_id)
+    if delivery is None:
+        raise Http404("No such delivery.")
+    context = {"environment": environment, "endpoint": endpoint, "delivery": delivery}
+    return _page(request, "portal/delivery.html", context)
+
+
+@partner_user_required
 @require_POST
 def delivery_redeliver_view(request: HttpRequest, environment: str, endpoint_id: int, delivery_id: int) -> HttpResponse:
     endpoint = _endpoint_or_404(request, _environment(environment), endpoint_id)

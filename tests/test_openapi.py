@@ -182,9 +182,9 @@ def test_exports_document_their_location_link_and_ndjson_file(schemas):
     export = schemas["sandbox"]["components"]["schemas"]["Export"]
     download = paths["/integration/exports/{export_id}/download"]["get"]
 
-    assert set(created["headers"]) == {"Location"}
+    assert set(created["headers"]) == {"Location", "X-Request-ID", "RateLimit-Policy", "RateLimit"}
     assert set(export["required"]) == {"id", "status", "count", "done", "downloadUrl", "expiresAt", "watermark"}
-    assert list(download["responses"]["200"]["content"]) == ["application/x-ndjson"]
+    assert list(download["responses"]["200"]["content"]) == ["application/x-ndjson", "application/octet-stream"]
     assert {parameter["name"] for parameter in download["parameters"]} == {"export_id", "expires", "signature"}
 
 
@@ -223,3 +223,87 @@ def test_every_self_service_answer_with_a_body_shows_an_example(schemas, path, m
             continue
         content = response["content"]["application/json"]
         assert content.get("examples") or content.get("example"), f"{status} of {method.upper()} {path}"
+
+
+def test_swagger_ui_names_no_one_root_and_the_documents_send_partners_to_the_console_guide(schemas):
+    page = APIClient().get("/api/v1/docs/").content.decode()
+
+    assert "<title>Partner Project Data Integration Service: API documents</title>" in page
+    assert schemas["sandbox"]["info"]["title"] == "Partner Project Data Integration Service (sandbox)"
+    assert schemas["production"]["info"]["title"] == "Partner Project Data Integration Service (production)"
+    for schema in schemas.values():
+        assert "`/portal/guide/`" in schema["info"]["description"]
+        assert "repository" not in schema["info"]["description"]
+
+
+@pytest.mark.parametrize("environment", DOCUMENTS)
+def test_every_answer_declares_the_headers_it_carries(schemas, environment):
+    headers = schemas[environment]["components"]["headers"]
+
+    for path, operations in schemas[environment]["paths"].items():
+        for method, operation in operations.items():
+            with_client_id = path not in WITHOUT_CREDENTIALS
+            for status, response in operation["responses"].items():
+                declared = set(response["headers"])
+                assert "X-Request-ID" in declared, (path, method, status)
+                assert ({"RateLimit", "RateLimit-Policy"} <= declared) is with_client_id, (path, method, status)
+                assert ("Retry-After" in declared) is (status in ("429", "503")), (path, method, status)
+    assert headers["X-Request-ID"]["required"] is True
+    created = schemas[environment]["paths"]["/integration/exports"]["post"]["responses"]["202"]["headers"]
+    assert created["Location"]["schema"] == {"type": "string"}
+
+
+@pytest.mark.parametrize("environment", DOCUMENTS)
+def test_the_webhooks_sent_are_a_callback_of_the_webhook_create_with_signature_headers_and_typed_events(
+    schemas, environment
+):
+    schema = schemas[environment]
+    components = schema["components"]["schemas"]
+    callback = schema["paths"]["/integration/webhooks"]["post"]["callbacks"]["event"]["{$request.body#/url}"]["post"]
+
+    assert [(header["name"], header["in"], header["required"]) for header in callback["parameters"]] == [
+        ("webhook-id", "header", True),
+        ("webhook-timestamp", "header", True),
+        ("webhook-signature", "header", True),
+    ]
+    body = callback["requestBody"]["content"]["application/json"]["schema"]
+    assert body == {"$ref": "#/components/schemas/DeliveredEvent"}
+    assert components["DeliveredEvent"]["discriminator"]["mapping"] == {
+        "project.created": "#/components/schemas/ProjectCreatedEvent",
+        "project.updated": "#/components/schemas/ProjectUpdatedEvent",
+        "project.deleted": "#/components/schemas/ProjectDeletedEvent",
+        "partner.production_cleared": "#/components/schemas/PartnerClearanceEvent",
+        "partner.production_revoked": "#/components/schemas/PartnerClearanceEvent",
+        "webhook.test": "#/components/schemas/WebhookTestEvent",
+    }
+    data = {name: components[name]["properties"]["data"] for name in ("ProjectCreatedEvent", "ProjectDeletedEvent")}
+    assert data == {
+        "ProjectCreatedEvent": {"$ref": "#/components/schemas/Project"},
+        "ProjectDeletedEvent": {"$ref": "#/components/schemas/ProjectTombstone"},
+    }
+    assert "changedFields" in components["ProjectUpdatedEvent"]["required"]
+    events = schema["paths"]["/integration/events"]["get"]["responses"]["200"]["content"]["application/json"]
+    page = components[events["schema"]["$ref"].rsplit("/", 1)[1]]
+    assert page["properties"]["items"]["items"] == {"$ref": "#/components/schemas/Event"}
+    assert "webhook.test" not in components["Event"]["discriminator"]["mapping"]
+
+
+def test_the_platform_types_its_changes_and_its_412(db):
+    schema = APIClient().get("/platform/api/v1/schema/", {"format": "json"}).json()
+    components = schema["components"]["schemas"]
+
+    validate_schema(schema)
+
+    assert components["Change"]["properties"]["project"]["allOf"] == [
+        {"$ref": "#/components/schemas/ChangedProjectOrTombstone"}
+    ]
+    assert components["ChangedProjectOrTombstone"]["oneOf"] == [
+        {"$ref": "#/components/schemas/ChangedProject"},
+        {"$ref": "#/components/schemas/Tombstone"},
+    ]
+    stale = schema["paths"]["/projects/{project_id}"]["patch"]["responses"]["412"]
+    assert stale["content"]["application/problem+json"]["schema"] == {
+        "$ref": "#/components/schemas/EtagMismatchProblem"
+    }
+    assert "etag" in components["EtagMismatchProblem"]["required"]
+    assert set(stale["headers"]) == {"ETag", "X-Request-ID"}

@@ -176,7 +176,10 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
         "latency_ms",
         "last_error",
         "delivered_at",
+        "request_headers",
         "body",
+        "response_headers",
+        "response_body",
     )
 
     def has_add_permission(self, request: HttpRequest) -> bool:

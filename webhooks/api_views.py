@@ -19,6 +19,7 @@ from projects.serializers import iso_datetime
 from webhooks import selectors, services
 from webhooks.cursors import delivery_cursor, event_cursor
 from webhooks.models import WebhookEndpoint
+from webhooks.openapi import EVENT_CALLBACK
 from webhooks.openapi_examples import (
     DELIVERY_PAGE_EXAMPLE,
     EVENT_PAGE_EXAMPLE,
@@ -109,6 +110,7 @@ class WebhookListView(APIView):
         ),
         request=WebhookCreateSerializer,
         examples=WEBHOOK_CREATE_EXAMPLES,
+        callbacks=[EVENT_CALLBACK],
         responses={
             201: WebhookWithSecretSerializer,
             **problem_responses(400, 401, 403, 409, 415, 429, 503, descriptions={409: "Too many webhooks."}),

@@ -44,6 +44,9 @@ class Written:
     latency_ms: int | None
     last_error: str
     delivered_at: datetime | None
+    request_headers: str = ""
+    response_headers: str = ""
+    response_body: str = ""
 
 
 def lease() -> timedelta:
@@ -115,7 +118,10 @@ def deliveries_claim(*, endpoint_id: int, limit: int) -> list[Claimed]:
     return claimed
 
 
-_WRITTEN = ("id", "attempts", "status", "next_attempt_at", "response_code", "latency_ms", "last_error", "delivered_at")
+_WRITTEN = (
+    *("id", "attempts", "status", "next_attempt_at", "response_code", "latency_ms", "last_error", "delivered_at"),
+    *("request_headers", "response_headers", "response_body"),
+)
 
 
 @functools.cache

@@ -98,7 +98,14 @@ def deliveries_expire(*, endpoint_id: int) -> None:
 
 
 def _written(item: Claimed, outcome: Outcome, now: datetime) -> Written:
-    fields = {"response_code": outcome.status_code, "latency_ms": outcome.latency_ms, "last_error": outcome.error}
+    fields = {
+        "response_code": outcome.status_code,
+        "latency_ms": outcome.latency_ms,
+        "last_error": outcome.error,
+        "request_headers": outcome.request_headers,
+        "response_headers": outcome.response_headers,
+        "response_body": outcome.response_body,
+    }
     if outcome.succeeded:
         return Written(item.id, item.attempts, DeliveryStatus.SUCCEEDED, now, delivered_at=now, **fields)
     delay = retry_delay(

@@ -93,6 +93,12 @@ class WebhookDelivery(models.Model):
     latency_ms = models.PositiveIntegerField("latency (ms)", null=True, blank=True)
     last_error = models.TextField(blank=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
+    # The last attempt's exchange, for the delivery log: "Name: value" lines; the response body's first 4 KiB.
+    request_headers = models.TextField(blank=True, db_default="", help_text="The last attempt's request headers.")
+    response_headers = models.TextField(
+        blank=True, db_default="", help_text="The last answer's headers (at most 8 KiB of them)."
+    )
+    response_body = models.TextField(blank=True, db_default="", help_text="The last answer's body: its first 4 KiB.")
 
     class Meta:
         verbose_name = "webhook delivery"

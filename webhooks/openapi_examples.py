@@ -70,6 +70,16 @@ DELIVERY_PAGE_EXAMPLE = OpenApiExample(
                 "lastError": "HTTP 502: Bad Gateway",
                 "nextRetry": None,
                 "createdDate": "2026-03-10T12:00:00.123456Z",
+                "requestHeaders": {
+                    "webhook-id": "evt_5f0c3e0b8a9d4c1e2f3a4b5c6d7e8f90",
+                    "webhook-timestamp": "1773187200",
+                    "webhook-signature": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=",
+                    "Content-Type": "application/json",
+                    "User-Agent": "integration-service-webhooks/1",
+                    "Content-Length": "1893",
+                },
+                "responseHeaders": {"Server": "nginx", "Content-Type": "text/html", "Content-Length": "11"},
+                "responseBody": "Bad Gateway",
             }
         ],
         "nextCursor": "ZDE6OTgx",

@@ -2,10 +2,11 @@
 
 from typing import Any
 
+from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
-from projects.serializers import DigitsIntegerField, iso_datetime
-from webhooks.choices import ALL_EVENT_TYPES, DeliveryStatus
+from projects.serializers import DigitsIntegerField, ProjectSerializer, ProjectTombstoneSerializer, iso_datetime
+from webhooks.choices import ALL_EVENT_TYPES, WEBHOOK_TEST_EVENT, DeliveryStatus, EventType
 from webhooks.cursors import CursorInvalid, delivery_position, event_position
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 
@@ -135,6 +136,11 @@ class DeliverySerializer(serializers.Serializer):
     lastError = serializers.CharField(source="last_error")
     nextRetry = serializers.SerializerMethodField()
     createdDate = serializers.SerializerMethodField()
+    requestHeaders = serializers.SerializerMethodField(
+        help_text="The last attempt's request headers (its body is the event: GET integration/events)."
+    )
+    responseHeaders = serializers.SerializerMethodField(help_text="The last answer's headers; {} when none came.")
+    responseBody = serializers.CharField(source="response_body", help_text="The last answer's body: its first 4 KiB.")
 
     def get_nextRetry(self, delivery: WebhookDelivery) -> str | None:
         """When the next try is due; null once delivered or given up."""
@@ -144,6 +150,21 @@ class DeliverySerializer(serializers.Serializer):
     def get_createdDate(self, delivery: WebhookDelivery) -> str:
         return iso_datetime(delivery.created_at)
 
+    def get_requestHeaders(self, delivery: WebhookDelivery) -> dict[str, str]:
+        return header_fields(delivery.request_headers)
+
+    def get_responseHeaders(self, delivery: WebhookDelivery) -> dict[str, str]:
+        return header_fields(delivery.response_headers)
+
+
+def header_fields(lines: str) -> dict[str, str]:
+    """Stored "Name: value" lines as an object; a name that came twice has its values joined with ", "."""
+    fields: dict[str, str] = {}
+    for line in lines.splitlines():
+        name, _, value = line.partition(": ")
+        fields[name] = f"{fields[name]}, {value}" if name in fields else value
+    return fields
+
 
 class DeliveryPageSerializer(serializers.Serializer):
     items = DeliverySerializer(many=True)
@@ -151,15 +172,93 @@ class DeliveryPageSerializer(serializers.Serializer):
     hasMore = serializers.BooleanField()
 
 
-class EventSerializer(serializers.Serializer):
-    type = serializers.CharField()
-    id = serializers.CharField()
-    timestamp = serializers.CharField()
-    data = serializers.JSONField()
+# --- events as delivered (and replayed), for the OpenAPI document: one body per type, `data` typed --------------
+
+
+class PartnerClearanceSerializer(serializers.Serializer):
+    partner = serializers.CharField(help_text="Your partner's slug.")
+    name = serializers.CharField()
+    productionCleared = serializers.BooleanField()
+    productionBaseUrl = serializers.CharField(help_text="The production root, e.g. https://<host>/api/v1/.")
+
+
+class WebhookTestDataSerializer(serializers.Serializer):
+    endpointId = serializers.IntegerField()
+    message = serializers.CharField()
+
+
+def _event_serializer(name: str, types: list[str], data: type, doc: str, changed_fields: bool = False) -> type:
+    fields = {
+        "type": serializers.ChoiceField(choices=types),
+        "id": serializers.CharField(help_text="evt_…: the webhook-id of every delivery of it; deduplicate on it."),
+        "timestamp": serializers.DateTimeField(help_text="When the change was written."),
+        "data": data(),
+    }
+    if changed_fields:
+        fields["changedFields"] = serializers.ListField(
+            child=serializers.CharField(),
+            help_text='What changed: canonical fields ("systemSizeKw"), "mappingStatus", "issues", "data" (source '
+            'data), "platform.stage", "platform.milestones.<name>", "platform.note".',
+        )
+    return type(name, (serializers.Serializer,), {**fields, "__doc__": doc})
+
+
+ProjectCreatedEventSerializer = _event_serializer(
+    "ProjectCreatedEventSerializer",
+    [EventType.PROJECT_CREATED],
+    ProjectSerializer,
+    "A push created a project; `data` is the project as GET integration/projects/{id} answers it.",
+)
+ProjectUpdatedEventSerializer = _event_serializer(
+    "ProjectUpdatedEventSerializer",
+    [EventType.PROJECT_UPDATED],
+    ProjectSerializer,
+    "A push, a re-normalization or the platform changed a project, or a push restored it; `data` is the project.",
+    changed_fields=True,
+)
+ProjectDeletedEventSerializer = _event_serializer(
+    "ProjectDeletedEventSerializer",
+    [EventType.PROJECT_DELETED],
+    ProjectTombstoneSerializer,
+    "The partner's CRM deleted a project; `data` is its tombstone.",
+)
+PartnerClearanceEventSerializer = _event_serializer(
+    "PartnerClearanceEventSerializer",
+    [EventType.PRODUCTION_CLEARED, EventType.PRODUCTION_REVOKED],
+    PartnerClearanceSerializer,
+    "An operator cleared your partner for production, or revoked it.",
+)
+WebhookTestEventSerializer = _event_serializer(
+    "WebhookTestEventSerializer",
+    [WEBHOOK_TEST_EVENT],
+    WebhookTestDataSerializer,
+    "A test event, sent on request to one webhook (POST integration/webhooks/{id}/test); never replayed.",
+)
+EVENT_SERIALIZERS = {
+    EventType.PROJECT_CREATED: ProjectCreatedEventSerializer,
+    EventType.PROJECT_UPDATED: ProjectUpdatedEventSerializer,
+    EventType.PROJECT_DELETED: ProjectDeletedEventSerializer,
+    EventType.PRODUCTION_CLEARED: PartnerClearanceEventSerializer,
+    EventType.PRODUCTION_REVOKED: PartnerClearanceEventSerializer,
+}
+
+
+def event_serializer(*, with_test_event: bool, many: bool = False) -> PolymorphicProxySerializer:
+    """An event body, told apart by `type` (a discriminator). A receiver also gets `webhook.test` events; the
+    replay (GET integration/events) never shows them."""
+    types = (
+        {**EVENT_SERIALIZERS, WEBHOOK_TEST_EVENT: WebhookTestEventSerializer} if with_test_event else EVENT_SERIALIZERS
+    )
+    return PolymorphicProxySerializer(
+        component_name="DeliveredEvent" if with_test_event else "Event",
+        serializers={str(event_type): serializer for event_type, serializer in types.items()},
+        resource_type_field_name="type",
+        many=many,
+    )
 
 
 class EventPageSerializer(serializers.Serializer):
-    items = EventSerializer(many=True)
+    items = event_serializer(with_test_event=False, many=True)
     nextCursor = serializers.CharField(allow_null=True, help_text="Pass it back as `after`; null when none.")
     hasMore = serializers.BooleanField()
 

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from webhooks.addresses import Target
 
 USER_AGENT = "integration-service-webhooks/1"
-RESPONSE_EXCERPT_BYTES = 500
+RESPONSE_EXCERPT_BYTES = 500  # of the body, in last_error
+RESPONSE_BODY_KEPT_BYTES = 4096  # of the body, in the delivery log
+RESPONSE_HEADERS_KEPT_CHARS = 8192
 KEEP_ALIVE_BODY_BYTES = 64 * 1024  # a longer answer is not read to its end: its connection is closed instead
 
 
@@ -31,6 +33,9 @@ class Outcome:
     status_code: int | None
     latency_ms: int
     error: str = ""
+    request_headers: str = ""  # "Name: value" lines, as sent
+    response_headers: str = ""  # as answered, cut at RESPONSE_HEADERS_KEPT_CHARS
+    response_body: str = ""  # the first RESPONSE_BODY_KEPT_BYTES, decoded as UTF-8 (bad bytes replaced)
 
     @property
     def succeeded(self) -> bool:
@@ -151,9 +156,13 @@ class Connections:
     def post(self, *, target: Target, body: bytes, headers: dict[str, str], timeout: float) -> Outcome:
         """POST `body` to the checked `target`; never raises for anything the network or the server does."""
         started = time.monotonic()
+        headers = {**headers, "Content-Type": "application/json", "User-Agent": USER_AGENT}
+        sent = _header_lines([*headers.items(), ("Content-Length", str(len(body)))])
+        answer = {"response_headers": "", "response_body": ""}
 
         def outcome(status_code: int | None, error: str = "") -> Outcome:
-            return Outcome(status_code, round((time.monotonic() - started) * 1000), error)
+            elapsed_ms = round((time.monotonic() - started) * 1000)
+            return Outcome(status_code, elapsed_ms, error, request_headers=sent, **answer)
 
         connection = self._take(target, timeout)
         ticket = _watchdog.watch(connection, started + timeout)
@@ -161,14 +170,12 @@ class Connections:
         try:
             if connection.sock is not None and _closed_by_peer(connection.sock):
                 connection.close()  # the server ended a kept-alive connection while it was idle: open another
-            connection.request(
-                "POST",
-                target.path,
-                body=body,
-                headers={**headers, "Content-Type": "application/json", "User-Agent": USER_AGENT},
-            )
+            connection.request("POST", target.path, body=body, headers=headers)
             response = connection.getresponse()
-            excerpt = response.read(RESPONSE_EXCERPT_BYTES).decode("utf-8", "replace")
+            answer["response_headers"] = _header_lines(response.getheaders())[:RESPONSE_HEADERS_KEPT_CHARS]
+            kept = response.read(RESPONSE_BODY_KEPT_BYTES)
+            answer["response_body"] = kept.decode("utf-8", "replace")
+            excerpt = kept[:RESPONSE_EXCERPT_BYTES].decode("utf-8", "replace")
             if not response.isclosed():
                 response.read(KEEP_ALIVE_BODY_BYTES)
             reusable = response.isclosed() and not response.will_close
@@ -189,6 +196,10 @@ class Connections:
         location = response.getheader("Location")
         detail = f" (redirect to {location}, not followed)" if location and 300 <= response.status < 400 else ""
         return outcome(response.status, f"HTTP {response.status}{detail}: {excerpt}".strip()[:500])
+
+
+def _header_lines(headers: list[tuple[str, str]]) -> str:
+    return "".join(f"{name}: {value}\n" for name, value in headers)
 
 
 def _closed_by_peer(sock: socket.socket) -> bool:

@@ -112,6 +112,12 @@ def test_a_partner_developer_wires_a_webhook_and_finds_a_refused_value(page, liv
     assert verify_documented(secret, received)  # signed with the secret the page showed
     screenshot(page, "portal-webhook", tmp_path)
 
+    # The delivery's page: the request as it was sent, and the receiver's answer.
+    page.click(f"{row} a")
+    assert f"webhook-id: {delivery.event_id}" in page.inner_text("#request-headers")
+    assert page.inner_text("#request-body") == received.body
+    assert (page.inner_text("#response-status"), page.inner_text("#response-body")) == ("HTTP 200", "ok")
+
     # The sandbox pushes: one did not map cleanly; its page says which value was refused, and why.
     page.click("text=Sandbox pushes")
     page.select_option("#id_mappingStatus", "partial")

@@ -41,13 +41,32 @@ def with_query(link: str, **changes: str | None) -> str:
     return f"{parts.path}?{urlencode(query)}"
 
 
-def test_the_link_needs_no_credentials_and_ignores_any_accept(link):
+def test_the_link_needs_no_credentials_and_answers_ndjson(link):
     response = APIClient().get(link, HTTP_ACCEPT="application/x-ndjson")
 
     assert response.status_code == HTTPStatus.OK
     assert response["Content-Type"] == "application/x-ndjson"
     assert response["Cache-Control"] == "private, no-store"
     assert [line["externalId"] for line in ndjson(response)] == ["HS-1"]
+
+
+@pytest.mark.parametrize(
+    ("accept", "content_type"),
+    [
+        ("application/octet-stream", "application/octet-stream"),  # a generated client's file, the same bytes
+        ("application/x-ndjson, application/octet-stream", "application/x-ndjson"),
+        ("application/json", "application/x-ndjson"),
+        ("*/*", "application/x-ndjson"),
+        ("", "application/x-ndjson"),
+    ],
+)
+def test_the_file_is_octet_stream_only_when_asked_so_and_ndjson_otherwise(link, accept, content_type):
+    ndjson_answer = b"".join(APIClient().get(link).streaming_content)
+    response = APIClient().get(link, HTTP_ACCEPT=accept)
+
+    assert response.status_code == HTTPStatus.OK
+    assert response["Content-Type"] == content_type
+    assert b"".join(response.streaming_content) == ndjson_answer
 
 
 def test_the_link_answers_with_credentials_too(link, sandbox_client):

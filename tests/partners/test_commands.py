@@ -126,12 +126,14 @@ def test_seed_demo_is_idempotent_and_prints_working_credentials(db, settings):
     second, _ = run("seed_demo", "--base-url", "http://localhost:9000")
 
     assert first == second
-    assert "http://localhost:9000/admin/   admin@example.com / admin-password" in first
-    assert "Partner console:     http://localhost:9000/portal/" in first
+    assert "http://localhost:9000/admin/  admin@example.com / admin-password" in first
+    assert "Partner console:    http://localhost:9000/portal/" in first
+    assert max(len(line) for line in first.splitlines()) <= 100  # the box fits a 100-column terminal
     assert Partner.objects.count() == 1
     assert ClientId.objects.count() == 2
-    sandbox_key = first.split("Sandbox root:")[1].split("ClientID: ")[1].split()[0]
-    production_key = first.split("Production root:")[1].split("ClientID: ")[1].split()[0]
+    sandbox_key = first.split("CLIENT_ID=")[1].split()[0]
+    production_key = first.split("PRODUCTION_CLIENT_ID=")[1].split()[0]
+    assert "BASE=http://localhost:9000/sandbox/api/v1 " in first
     for environment, key in ((SANDBOX, sandbox_key), (PRODUCTION, production_key)):
         login = APIClient().post(
             url(environment, "login"), {"email": "demo@example.com", "password": "demo-password"}, format="json"

@@ -166,6 +166,8 @@ def test_the_guide_is_docs_api_md_with_working_anchors_and_swagger_linked(portal
     assert '<a href="#roots-and-environments">' in page
     assert 'href="../' not in page  # the repository's files are not served here
     assert '<a href="/api/v1/docs/">Swagger UI</a>' in page
+    assert "&lt;!--" not in page  # the guide's notes to its writers and its examples' marks are left out
+    assert "example 201" not in page
 
 
 def test_every_readiness_warning_has_the_partners_words_or_is_left_out_on_purpose():

@@ -101,6 +101,37 @@ def test_a_failed_delivery_shows_its_code_and_redeliver_sends_it_again(portal, p
     assert '<td class="response-code">200</td>' in row
 
 
+def test_a_delivery_page_shows_the_request_sent_and_the_answer_with_its_first_4_kib(portal, partner, receiver):
+    endpoint, _ = webhook_endpoint_create(partner=partner, environment=SANDBOX, url=receiver.url())
+    receiver.status = 422
+    receiver.headers = {"X-Receiver": "crm <sync>"}
+    receiver.body = b'{"error": "unknown project"}' + b"x" * 5000
+    portal.post(page_of(endpoint, "test/"))
+    run_worker(until=lambda: WebhookDelivery.objects.get().attempts >= 1)
+    delivery = WebhookDelivery.objects.select_related("event").get()
+    sent = receiver.requests[0]
+
+    log = portal.get(page_of(endpoint)).content.decode()
+    page = portal.get(page_of(endpoint, f"deliveries/{delivery.pk}/"))
+
+    assert f'href="{page_of(endpoint, f"deliveries/{delivery.pk}/")}"' in log
+    assert page.status_code == HTTPStatus.OK
+    html = page.content.decode()
+    request_headers = html.split('id="request-headers">')[1].split("</pre>")[0]
+    assert f"webhook-id: {delivery.event_id}\n" in request_headers
+    assert f"webhook-signature: {sent.headers['webhook-signature']}\n" in request_headers
+    assert html.split('id="request-body">')[1].split("</pre>")[0] == delivery.event.body.replace('"', "&quot;")
+    assert '<p id="response-status">HTTP 422</p>' in html
+    assert "X-Receiver: crm &lt;sync&gt;\n" in html.split('id="response-headers">')[1].split("</pre>")[0]
+    body = html.split('id="response-body">')[1].split("</pre>")[0]
+    assert body == "{&quot;error&quot;: &quot;unknown project&quot;}" + "x" * (4096 - 28)
+    for wrong in (
+        f"/portal/production/webhooks/{endpoint.pk}/deliveries/{delivery.pk}/",
+        page_of(endpoint, "deliveries/9999/"),
+    ):
+        assert portal.get(wrong).status_code == HTTPStatus.NOT_FOUND
+
+
 def test_rotating_shows_the_new_secret_once_and_both_sign_for_a_while(portal, partner, receiver):
     endpoint, old = webhook_endpoint_create(partner=partner, environment=SANDBOX, url=receiver.url())
 

@@ -46,6 +46,8 @@ class Receiver:
         self.requests: list[Received] = []
         self.status = 200
         self.delay = 0.0
+        self.body = b"ok"
+        self.headers: dict[str, str] = {}
         self.in_flight = 0
         self.most_in_flight = 0  # the most requests it was answering at once
         self.lock = threading.Lock()
@@ -62,7 +64,7 @@ class Receiver:
                     receiver.requests.append(
                         Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body, time.monotonic())
                     )
-                    status, delay = receiver.status, receiver.delay
+                    status, delay, answer, headers = receiver.status, receiver.delay, receiver.body, receiver.headers
                     receiver.in_flight += 1
                     receiver.most_in_flight = max(receiver.most_in_flight, receiver.in_flight)
                 time.sleep(delay)
@@ -70,9 +72,11 @@ class Receiver:
                     receiver.in_flight -= 1
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Length", "2")
+                    for name, value in headers.items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Length", str(len(answer)))
                     self.end_headers()
-                    self.wfile.write(b"ok")
+                    self.wfile.write(answer)
                 except OSError:
                     pass
 

@@ -458,6 +458,16 @@ def test_deliveries_newest_first_with_their_outcome_and_a_cursor(sandbox_client,
                 "lastError": "",
                 "nextRetry": None,
                 "createdDate": ANY,
+                "requestHeaders": {
+                    "webhook-id": sent["eventId"],
+                    "webhook-timestamp": ANY,
+                    "webhook-signature": ANY,
+                    "Content-Type": "application/json",
+                    "User-Agent": "integration-service-webhooks/1",
+                    "Content-Length": str(len(receiver.requests[-1].body.encode())),
+                },
+                "responseHeaders": {"Server": ANY, "Date": ANY, "Content-Length": "2"},
+                "responseBody": "ok",
             }
         ],
         "nextCursor": ANY,
@@ -468,6 +478,23 @@ def test_deliveries_newest_first_with_their_outcome_and_a_cursor(sandbox_client,
     assert item["attempts"] == 2
     assert second.json()["hasMore"] is False and second.json()["nextCursor"] is None
     assert [item["id"] for item in succeeded.json()["items"]] == [sent["deliveryId"], failing["deliveryId"]]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_delivery_keeps_the_last_answers_headers_and_the_first_4_kib_of_its_body(sandbox_client, receiver, hook):
+    receiver.status = 502
+    receiver.headers = {f"X-Long-{number}": "v" * 1000 for number in range(12)}
+    receiver.body = "é".encode() * 3000  # 6,000 bytes: the first 4,096 are kept
+    sandbox_client.post(url(SANDBOX, "webhook-test", webhook_id=hook["id"]))
+    run_worker(until=lambda: WebhookDelivery.objects.filter(attempts=1).exists())
+
+    item = sandbox_client.get(url(SANDBOX, "webhook-deliveries", webhook_id=hook["id"])).json()["items"][0]
+    stored = WebhookDelivery.objects.get()
+
+    assert (item["responseCode"], item["responseBody"]) == (502, "é" * 2048)
+    assert len(stored.response_headers) == 8192 and stored.response_headers.startswith("Server: ")
+    assert item["lastError"] == "HTTP 502: " + "é" * 250
+    assert item["requestHeaders"]["webhook-id"] == stored.event_id
 
 
 def test_a_pending_delivery_shows_its_next_retry_and_the_filters_work(sandbox_client, hook):

@@ -104,16 +104,19 @@ class Command(BaseCommand):
         lines = [
             "Demo data is ready. Logins:",
             "",
-            f"Admin (operators):   {base_url}/admin/   {ADMIN_EMAIL} / {self._password(admin, ADMIN_PASSWORD)}",
-            f"Partner user:        {DEMO_USER_EMAIL} / {self._password(user, DEMO_USER_PASSWORD)}   "
+            f"Admin (operators):  {base_url}/admin/  {ADMIN_EMAIL} / {self._password(admin, ADMIN_PASSWORD)}",
+            f"Partner user:       {DEMO_USER_EMAIL} / {self._password(user, DEMO_USER_PASSWORD)}  "
             f"(partner '{partner.slug}')",
-            f"Partner console:     {base_url}/portal/   the partner user's e-mail and password",
-            f"Sandbox root:        {base_url}/sandbox/api/v1/   ClientID: {sandbox}",
-            f"Production root:     {base_url}/api/v1/   ClientID: {production}",
-            f"Platform root:       {base_url}/platform/api/v1/   key: {platform_key.shown}",
+            f"Partner console:    {base_url}/portal/  (the partner user's login)",
+            f"Roots:              {base_url}/sandbox/api/v1/  {base_url}/api/v1/",
+            f"                    {base_url}/platform/api/v1/",
             "",
-            f"For the README's quickstarts:  CLIENT_ID={sandbox}",
-            f"                               PLATFORM_KEY={platform_key.shown}",
+            "For the README's quickstarts (sandbox ClientID, production ClientID, platform key):",
+            "",
+            f"BASE={base_url}/sandbox/api/v1",
+            f"CLIENT_ID={sandbox}",
+            f"PRODUCTION_CLIENT_ID={production}",
+            f"PLATFORM_KEY={platform_key.shown}",
         ]
         self.stdout.write(boxed(lines))
 
