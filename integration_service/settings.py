@@ -172,6 +172,9 @@ TASKS = {
 }
 # Loops a `db_worker` runs beside its tasks when it serves their queue (by name: the bottom layer imports no app).
 WORKER_QUEUE_LOOPS = {"webhooks": "webhooks.engine.engine_start"}
+# A worker holds the tasks it runs by a lease it renews every WORKER_LEASE_SECONDS / 3 (integration_service/worker/
+# leases.py); a task whose worker's lease has run out (the worker died) is queued again by any live worker.
+WORKER_LEASE_SECONDS = float(os.environ.get("WORKER_LEASE_SECONDS") or 15)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
