@@ -314,6 +314,9 @@ EXPORT_CHUNK_SIZE = env_int("EXPORT_CHUNK_SIZE", 2000)  # rows per fetch from th
 EXPORT_PROGRESS_EVERY = env_int("EXPORT_PROGRESS_EVERY", 10_000)  # rows between two progress writes
 EXPORT_READERS = env_int("EXPORT_READERS", 2)  # connections reading one export's snapshot at once (PostgreSQL)
 EXPORTS_TEMP_DIR = os.environ.get("EXPORTS_TEMP_DIR") or None  # where a file is written before storage takes it
+# prune_exports removes a file in the exports storage that no export owns once it is this old (younger, it may be one
+# being written).
+EXPORT_ORPHAN_GRACE_SECONDS = env_int("EXPORT_ORPHAN_GRACE_SECONDS", 3600)
 
 # --- Webhooks (webhooks/): change events to partners' endpoints, sent by `db_worker` (webhooks/engine.py) ---------
 WEBHOOK_ALLOW_PRIVATE_URLS = env_bool("WEBHOOK_ALLOW_PRIVATE_URLS", False)

@@ -45,7 +45,7 @@ class WorkerProcess:
 
     def stop(self) -> None:
         if self.alive():
-            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.send_signal(signal.SIGTERM)  # to `timeout`, which hands it to the worker
             try:
                 self.process.wait(timeout=15)
             except subprocess.TimeoutExpired:
@@ -76,8 +76,8 @@ def worker_running(
         "KILL",
         str(LIFETIME_SECONDS),
         sys.executable,
-        "manage.py",
-        "db_worker",
+        "-m",
+        "tests.worker.worker_with_faults",  # `manage.py db_worker`, with the fault the environment asks for
         "--no-startup-delay",
         "--no-reload",
         "--interval",
