@@ -166,7 +166,7 @@ def _export_write(export: Export) -> _Written:
 
 
 # A run's temporary file: export-<export id>-<worker id>-<random>.ndjson, the worker id `inline` outside `db_worker`.
-_SPOOL_NAME = re.compile(r"export-[0-9a-f-]{36}-(?P<worker>[A-Za-z0-9_-]+)-[a-z0-9_]{8}\.ndjson")
+_SPOOL_NAME = re.compile(r"export-[0-9a-f-]{36}-(?P<worker>[A-Za-z0-9_.-]+)-[a-z0-9_]{8}\.ndjson")
 _INLINE = "inline"
 
 

@@ -98,6 +98,21 @@ def tasks_of_dead_workers_requeue() -> int:
     return requeued
 
 
+def tasks_of_previous_life_requeue(*, worker_id: str) -> int:
+    """Queue again the tasks still held under this worker's id: a worker restarted with the id it had (a
+    supervisor's `--worker-id %H-%i`) holds none yet, so they are its previous life's, which died holding them."""
+    requeued = 0
+    for task_id, worker_ids, started_at in DBTaskResult.objects.filter(status=TaskResultStatus.RUNNING).values_list(
+        "id", "worker_ids", "started_at"
+    ):
+        if worker_ids and worker_ids[-1] == worker_id:
+            claim = DBTaskResult.objects.filter(pk=task_id, status=TaskResultStatus.RUNNING, started_at=started_at)
+            if claim.update(status=TaskResultStatus.READY):
+                requeued += 1
+                logger.warning("Task %s was held by this worker's previous life (%s): queued again", task_id, worker_id)
+    return requeued
+
+
 def task_release(task: DBTaskResult) -> bool:
     """Queue again a task this worker took but could not finish recording (its database went away): unless
     another worker has put it back meanwhile."""
@@ -126,6 +141,7 @@ class LeaseKeeper:
         while True:
             try:
                 lease_renew(worker_id=self.worker_id)
+                tasks_of_previous_life_requeue(worker_id=self.worker_id)
                 break
             except DATABASE_ERRORS:
                 database_wait()
@@ -138,8 +154,6 @@ class LeaseKeeper:
             lease_end(worker_id=self.worker_id)
         except DATABASE_ERRORS:
             logger.warning("Worker %s could not give its lease up: it runs out by itself", self.worker_id)
-        finally:
-            connection.close()
 
     def _loop(self) -> None:
         period = settings.WORKER_LEASE_SECONDS / 3

@@ -28,7 +28,7 @@ from integration_service.worker.availability import DATABASE_ERRORS, database_an
 from integration_service.worker.leases import LeaseKeeper, lease_renew, task_release
 
 ALL_QUEUES = "*"  # django-tasks-db's name for every queue
-WORKER_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # it names the worker's temporary files (exports/services.py)
+WORKER_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")  # it names the worker's temporary files (exports/services.py)
 
 logger = logging.getLogger("integration_service.worker")
 
@@ -74,7 +74,7 @@ class ServiceWorker(Worker):
 
 def valid_worker_id(value: str) -> str:
     if not WORKER_ID.fullmatch(value):
-        raise ArgumentTypeError("A worker id is 1 to 64 letters, digits, '_' or '-'")
+        raise ArgumentTypeError("A worker id is 1 to 64 letters, digits, '_', '-' or '.'")
     return value
 
 
