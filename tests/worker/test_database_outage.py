@@ -78,3 +78,37 @@ def test_the_worker_delivers_every_event_after_the_database_was_cut(partner, rec
     assert delivered == set(WebhookEvent.objects.values_list("id", flat=True))
     assert output.count("lost the database") == 1, output
     assert output.count("the database is back") == 1, output
+    assert "Traceback" not in output, output  # two lines say it all
+
+
+REDIS_DB = 14  # this branch's Redis database (never another's)
+
+
+def test_the_worker_delivers_events_while_redis_is_cut(partner, receiver, tmp_path):
+    redis = CuttableProxy(("127.0.0.1", 6379))
+    try:
+        webhook_endpoint_create(partner=partner, environment=SANDBOX, url=receiver.url())
+        with worker_running(
+            tmp_path / "worker.log", REDIS_URL=f"redis://127.0.0.1:{redis.port}/{REDIS_DB}", REDIS_TIMEOUT_SECONDS="1"
+        ) as worker:
+            events_record(partner, 10)
+            wait(lambda: len(receiver.requests) >= 10, timeout=60, what="the first events delivered")
+
+            redis.cut()
+            events_record(partner, 20)
+            wait(
+                lambda: WebhookDelivery.objects.filter(status="succeeded").count() == 30,
+                timeout=60,
+                what="every event delivered while Redis is away",
+            )
+            time.sleep(2)
+            redis.restore()
+            assert worker.alive(), worker.output()
+            output = worker.output()
+    finally:
+        redis.close()
+
+    assert {request.headers["webhook-id"] for request in receiver.requests} == set(
+        WebhookEvent.objects.values_list("id", flat=True)
+    )
+    assert "Traceback" not in output, output
