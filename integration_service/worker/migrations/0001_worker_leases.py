@@ -9,6 +9,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
+        ("django_tasks_database", "0021_conditional_partial_index_ordering"),
     ]
 
     operations = [
@@ -24,5 +25,14 @@ class Migration(migrations.Migration):
             options={
                 'db_table': 'worker_lease',
             },
+        ),
+        # Every worker looks for RUNNING tasks every few seconds (integration_service/worker/leases.py): a few rows of
+        # a table that keeps every finished task. django-tasks-db indexes READY ones only.
+        migrations.RunSQL(
+            sql=(
+                "CREATE INDEX IF NOT EXISTS worker_task_running_idx ON django_tasks_database_dbtaskresult (started_at) "
+                "WHERE status = 'RUNNING'"
+            ),
+            reverse_sql="DROP INDEX IF EXISTS worker_task_running_idx",
         ),
     ]
