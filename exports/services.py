@@ -1,4 +1,5 @@
 import contextlib
+import logging
 import os
 import re
 import tempfile
@@ -26,6 +27,8 @@ from partners.models import User
 from projects.serializers import iso_datetime
 
 BUSY_RETRY_AFTER_SECONDS = 30
+
+logger = logging.getLogger(__name__)
 
 
 def exports_storage() -> Storage:
@@ -113,10 +116,19 @@ def export_execute(*, export_id: str) -> None:
             file_size=written.file_size,
         )
     except BaseException:  # not recorded (the database went away): a file no export owns; the task runs again
-        exports_storage().delete(written.file_name)
+        _storage_delete_quietly(written.file_name)
         raise
     if not kept:  # another run of it finished first, or prune_exports gave it up as stale
         exports_storage().delete(written.file_name)
+
+
+def _storage_delete_quietly(name: str) -> None:
+    """Delete a file a failed run wrote, keeping the run's own error: one this cannot delete (the storage is away)
+    is left to prune_exports, which removes files no export owns."""
+    try:
+        exports_storage().delete(name)
+    except Exception:
+        logger.warning("Could not delete %s, which a failed export wrote; prune_exports will", name, exc_info=True)
 
 
 def _export_write(export: Export) -> _Written:
@@ -155,7 +167,7 @@ def _export_write(export: Export) -> _Written:
             try:
                 file_name = exports_storage().save(name, _SpooledFile(content, name=name))
             except BaseException:  # a copy cut short (a full volume) leaves a part of the file: it goes too
-                exports_storage().delete(name)
+                _storage_delete_quietly(name)
                 raise
     finally:
         progress.close()
