@@ -10,6 +10,8 @@ class AuditAction(models.TextChoices):
     PRODUCTION_REVOKED = "production_revoked", "Production clearance revoked"
     CLIENT_ID_ISSUED = "client_id_issued", "ClientID issued"
     CLIENT_ID_REVOKED = "client_id_revoked", "ClientID revoked"
+    CREDENTIAL_CREATED = "credential_created", "Client secret created"
+    CREDENTIAL_REVOKED = "credential_revoked", "Client secret revoked"
     USER_ADDED = "user_added", "User added"
     USER_DEACTIVATED = "user_deactivated", "User deactivated"
     REPROCESS_REQUESTED = "reprocess_requested", "Reprocessing requested"

@@ -18,6 +18,9 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "integration_service.settings")
 os.environ.setdefault("DEBUG", "0")  # DEBUG would keep every query in memory
 os.environ.setdefault("SECRET_KEY", "benchmarks-only")
+# Without REDIS_URL the servers started here count rate limits in each worker's memory, as the figures without it
+# were measured; with DEBUG off the service refuses that unless told (partners/checks.py).
+os.environ.setdefault("LOCAL_CACHE_ALLOWED", "1")
 
 import django  # noqa: E402
 

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from exports.choices import ExportStatus
 from partners.choices import Environment
-from partners.models import Partner
+from partners.models import ClientId, IntegrationCredential, Partner
 
 
 class Export(models.Model):
@@ -27,6 +27,24 @@ class Export(models.Model):
     )
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    requested_with = models.ForeignKey(
+        ClientId,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+        help_text="The ClientID the export was asked with: its download link works while this key does.",
+    )
+    requested_by_credential = models.ForeignKey(
+        IntegrationCredential,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+        help_text="The client secret whose token asked for it (no person did): its link works while this is live.",
     )
     requested_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)

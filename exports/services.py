@@ -23,7 +23,8 @@ from exports.selectors import export_projects, exports_active_count, exports_exp
 from exports.snapshot import ProgressReporter, ndjson_export, progress_visible_elsewhere, snapshot, updated_date_of
 from exports.watermarks import watermark_of_empty_export
 from integration_service.worker.leases import this_worker_id, workers_alive
-from partners.models import User
+from partners.choices import Environment
+from partners.models import ClientId, IntegrationCredential, User
 from projects.serializers import iso_datetime
 
 BUSY_RETRY_AFTER_SECONDS = 30
@@ -36,7 +37,14 @@ def exports_storage() -> Storage:
 
 
 def export_request(
-    *, partner_id: int, environment: str, requested_by: User | None, exclude_data: bool, updated_date_filter: str
+    *,
+    partner_id: int,
+    environment: str,
+    requested_by: User | None,
+    requested_with: ClientId | None,
+    requested_by_credential: IntegrationCredential | None = None,
+    exclude_data: bool,
+    updated_date_filter: str,
 ) -> Export:
     """Queue an export of the partner environment's live projects; the worker takes it once this commits.
 
@@ -58,6 +66,8 @@ def export_request(
             partner_id=partner_id,
             environment=environment,
             requested_by=requested_by,
+            requested_with=requested_with,
+            requested_by_credential=requested_by_credential,
             exclude_data=exclude_data,
             updated_date_filter=updated_date_filter,
         )
@@ -216,9 +226,27 @@ def export_spools_sweep(*, now: float | None = None) -> int:
     return removed
 
 
+def _credentials_live(export: Export) -> bool:
+    """Whether what asked for the export still may (CONTRACT §17): its ClientID is not revoked, its user is active and
+    still the partner's (or, asked for with a client secret's token, that secret is not revoked: CONTRACT §18), and a
+    production export's partner is still cleared. Revoking the key, deactivating the user, revoking the secret or
+    revoking the clearance stops the link at once, not when it expires. An export asked for before the key was
+    recorded has none, and no working link."""
+    key, user, credential = export.requested_with, export.requested_by, export.requested_by_credential
+    person_live = user is not None and user.is_active and user.partner_id == export.partner_id
+    machine_live = credential is not None and not credential.is_revoked
+    return (
+        key is not None
+        and not key.is_revoked
+        and (person_live or machine_live)
+        and (export.environment != Environment.PRODUCTION or export.partner.is_cleared_for_production)
+    )
+
+
 def export_file_open(*, environment: str, export_id: str, expires: str, signature: str) -> tuple[Export, File]:
-    """The export a download link names, and its file opened for reading; the link must be signed as it is
-    (ExportLinkInvalid) and not expired, nor its export pruned (ExportLinkExpired)."""
+    """The export a download link names, and its file opened for reading; the link must be signed as it is, and
+    the credentials that asked for the export still live (ExportLinkInvalid), and not expired, nor its export pruned
+    (ExportLinkExpired)."""
     try:
         pk = uuid.UUID(export_id)
     except ValueError:
@@ -232,9 +260,15 @@ def export_file_open(*, environment: str, export_id: str, expires: str, signatur
             f"This download link expired at {expired_at}. Ask for a new export (POST integration/exports)."
         )
     gone = ExportLinkExpired("This export has been deleted. Ask for a new one (POST integration/exports).")
-    export = Export.objects.filter(pk=pk, environment=environment, status=ExportStatus.DONE).first()
+    export = (
+        Export.objects.select_related("partner", "requested_by", "requested_with", "requested_by_credential")
+        .filter(pk=pk, environment=environment, status=ExportStatus.DONE)
+        .first()
+    )
     if export is None:
         raise gone
+    if not _credentials_live(export):
+        raise ExportLinkInvalid()  # the answer of a link never given: nothing tells why
     try:
         return export, exports_storage().open(export.file_name, "rb")
     except FileNotFoundError:

@@ -66,7 +66,9 @@ class ExportCreateView(APIView):
         export = export_request(
             partner_id=request.client_id.partner_id,
             environment=environment,
-            requested_by=request.user,
+            requested_by=request.caller.person,
+            requested_with=request.client_id,
+            requested_by_credential=request.caller.credential,
             exclude_data="data" in body.validated_data.get("exclude", ()),
             updated_date_filter=body.validated_data.get("updatedDate", ""),
         )
@@ -125,8 +127,9 @@ class ExportDownloadView(APIView):
         summary="Download an export",
         description=(
             "The `downloadUrl` of a done export, as it is: NDJSON (`application/x-ndjson`), one project per line. "
-            "No token or ClientID is needed: the link is signed and works until its `expires`. An expired link, or "
-            "one whose export was deleted, is 410; ask for a new export."
+            "No token or ClientID is needed: the link is signed and works until its `expires`, while the ClientID "
+            "and the user that asked for the export still work. An expired link, or one whose export was deleted, "
+            "is 410; ask for a new export."
         ),
         parameters=[
             EXPORT_ID,
@@ -141,7 +144,10 @@ class ExportDownloadView(APIView):
                 410,
                 503,
                 descriptions={
-                    404: "Not a download link of this service as it was given (changed, or of the other root).",
+                    404: (
+                        "Not a download link of this service as it was given (changed, or of the other root), or its "
+                        "ClientID was revoked or its user deactivated since."
+                    ),
                     410: "The link has expired, or its export was deleted: ask for a new export.",
                 },
             ),

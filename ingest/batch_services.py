@@ -93,7 +93,7 @@ def _projects_lock_or_create(*, key: dict, external_ids: list[str]) -> tuple[dic
 def push_batch_receive(
     *,
     client_id: ClientId,
-    user: User,
+    user: User | None,
     environment: str,
     records: Sequence[BatchRecord],
     context: PushContext | None = None,
@@ -168,7 +168,9 @@ def push_batch_receive(
             )
         )
     rows_insert(RawPush, rows=raw_pushes)
-    projects_deleted_audit(projects=deleted_projects, user=user)
+    projects_deleted_audit(
+        projects=deleted_projects, user=user, credential_id=context.credential_id if context is not None else None
+    )
     unused = [projects[external_id].pk for external_id in created_ids if external_id not in changed_projects]
     if unused:  # new projects whose every record was refused: their placeholder rows go
         Project.objects.filter(pk__in=unused).delete()

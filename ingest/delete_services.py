@@ -56,7 +56,7 @@ def project_apply_restore(*, project: Project) -> bool:
 
 @stamped_transaction
 def project_delete(
-    *, client_id: ClientId, user: User, environment: str, external_id: str, context: PushContext | None = None
+    *, client_id: ClientId, user: User | None, environment: str, external_id: str, context: PushContext | None = None
 ) -> DeleteResult:
     """Delete the project of this id of the partner's CRM (DELETE externals/projects/{id}): ProjectNotFound (404)
     when there is none; changed=False, dates kept, when it already was deleted."""
@@ -83,19 +83,23 @@ def project_delete(
     if context is None or context.has_webhook_endpoints:
         endpoints = project_event_endpoints(partner_id=partner_id, environment=environment)
         project_events_record(endpoints=endpoints, partner_id=partner_id, environment=environment, projects=[project])
-    project_deleted_audit(project=project, user=user).save()
+    credential_id = context.credential_id if context is not None else None
+    project_deleted_audit(project=project, user=user, credential_id=credential_id).save()
     return DeleteResult(project=project, changed=True)
 
 
-def project_deleted_audit(*, project: Project, user: User | None) -> AuditEvent:
+def project_deleted_audit(*, project: Project, user: User | None, credential_id: int | None = None) -> AuditEvent:
     """The audit event of a partner's delete, unsaved: a single delete saves it, a batch saves its deletes' at once
-    (projects_deleted_audit)."""
+    (projects_deleted_audit). `credential_id`: the client secret whose token sent it, when no person did."""
+    details = {"project": str(project.pk), "external_id": project.external_id, "environment": project.environment}
+    if credential_id is not None:
+        details["credential"] = credential_id
     return AuditEvent(
         partner_id=project.partner_id,
         action=AuditAction.PROJECT_DELETED,
         actor=user,
         summary=_summary(project, "deleted by the partner's CRM"),
-        details={"project": str(project.pk), "external_id": project.external_id, "environment": project.environment},
+        details=details,
     )
 
 
@@ -106,9 +110,11 @@ def _summary(project: Project, what: str) -> str:
     return f"Project {external_id} ({environment}) {what}"
 
 
-def projects_deleted_audit(*, projects: list[Project], user: User | None) -> None:
+def projects_deleted_audit(*, projects: list[Project], user: User | None, credential_id: int | None = None) -> None:
     if projects:
-        AuditEvent.objects.bulk_create([project_deleted_audit(project=project, user=user) for project in projects])
+        AuditEvent.objects.bulk_create(
+            [project_deleted_audit(project=project, user=user, credential_id=credential_id) for project in projects]
+        )
 
 
 @stamped_transaction

@@ -39,7 +39,7 @@ class PushResult:
 def raw_push_row(
     *,
     client_id: ClientId,
-    user: User,
+    user: User | None,
     environment: str,
     external_id: str,
     project: Project,
@@ -58,7 +58,7 @@ def raw_push_row(
         "body": body,
         "data": data,
         "received_at": received_at,
-        "user_id": user.pk,
+        "user_id": user.pk if user is not None else None,
         "client_id_id": client_id.pk,
         "created_project": created,
         "changed_project": changed,
@@ -144,10 +144,12 @@ def pushed_projects_write(
 class PushContext:
     """What the request's look-up of its caller already read for the push (partners/selectors.py, ApiCaller):
     the mapping version its environment normalizes with (None: none published) and whether the partner
-    environment has webhook endpoints."""
+    environment has webhook endpoints; and the client secret whose token sent it (None: a person's), which the
+    audit of a delete names."""
 
     mapping_version_id: int | None
     has_webhook_endpoints: bool
+    credential_id: int | None = None
 
 
 def push_rules(*, partner_id: int, environment: str, context: PushContext | None) -> list[FieldRule]:
@@ -162,7 +164,7 @@ def push_rules(*, partner_id: int, environment: str, context: PushContext | None
 def push_receive(
     *,
     client_id: ClientId,
-    user: User,
+    user: User | None,
     environment: str,
     external_id: str,
     data: dict,

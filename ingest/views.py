@@ -72,7 +72,7 @@ class PushView(APIView):
         client_id_records_take(request=request, count=1)
         result = push_receive(
             client_id=request.client_id,
-            user=request.user,
+            user=request.caller.person,
             environment=environment,
             external_id=serializer.validated_data["id"],
             data=serializer.validated_data["data"],
@@ -116,7 +116,7 @@ class PushBatchView(APIView):
         stored = iter(
             push_batch_receive(
                 client_id=request.client_id,
-                user=request.user,
+                user=request.caller.person,
                 environment=environment,
                 records=records,
                 context=_push_context(request),
@@ -196,7 +196,7 @@ class ProjectDeleteView(APIView):
         client_id_records_take(request=request, count=1)
         result = project_delete(
             client_id=request.client_id,
-            user=request.user,
+            user=request.caller.person,
             environment=environment,
             external_id=external_id,
             context=_push_context(request),
@@ -208,4 +208,9 @@ class ProjectDeleteView(APIView):
 def _push_context(request: Request) -> PushContext:
     """What the request's one look-up of its caller (partners/authentication.py) already read for a push."""
     caller = request.caller
-    return PushContext(mapping_version_id=caller.mapping_version_id, has_webhook_endpoints=caller.has_webhook_endpoints)
+    credential = caller.credential
+    return PushContext(
+        mapping_version_id=caller.mapping_version_id,
+        has_webhook_endpoints=caller.has_webhook_endpoints,
+        credential_id=credential.pk if credential is not None else None,
+    )

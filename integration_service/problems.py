@@ -69,13 +69,13 @@ def _validation_summary(errors: list[dict[str, str]]) -> str:
     return summary if len(errors) == 1 else f"{summary} (and {len(errors) - 1} more problem(s))"
 
 
-def _login_path(request: Any) -> str:
-    """The login route under the root the request came to, so a hint names the right one."""
+def _login_path(request: Any, name: str = "login") -> str:
+    """The login (or `name`) route under the root the request came to, so a hint names the right one."""
     namespace = getattr(getattr(request, "resolver_match", None), "namespace", "") or "production"
     try:
-        return reverse(f"{namespace}:login")
+        return reverse(f"{namespace}:{name}")
     except NoReverseMatch:
-        return reverse("production:login")
+        return reverse(f"production:{name}")
 
 
 def _authentication_detail(code: str, request: Any) -> str | None:
@@ -88,7 +88,11 @@ def _authentication_detail(code: str, request: Any) -> str | None:
     if code == "bad_authorization_header":
         return f"Send the token as 'Authorization: Bearer <token>' (one space, no quotes), from {login}."
     if code == "token_not_valid":
-        return f"The token is not valid or has expired. Log in again at {login} and send the new token."
+        token = f"POST {_login_path(request, 'token')}"
+        return (
+            f"The token is not valid or has expired. Get a new one ({token} with your client secret, or log in again "
+            f"at {login}) and send it."
+        )
     return None
 
 

@@ -3,7 +3,7 @@
 drf-spectacular renders an error with the page's own renderer: YAML for the schema, an HTML template for the UI.
 """
 
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
@@ -22,5 +22,6 @@ class SchemaView(ProblemErrorsMixin, SpectacularAPIView):
     pass
 
 
-class SwaggerView(ProblemErrorsMixin, SpectacularSwaggerView):
-    pass
+class SwaggerView(ProblemErrorsMixin, SpectacularSwaggerSplitView):
+    """Swagger UI whose initializer is a script of its own (`?script`), not inline: the page's Content-Security-Policy
+    runs no inline script (CONTRACT §17)."""

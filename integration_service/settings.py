@@ -9,6 +9,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE, NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -49,7 +50,9 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "csp",
     "rest_framework",
+    "rest_framework_simplejwt.token_blacklist",  # refresh tokens: each one works once (partners/tokens.py)
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -72,7 +75,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "observability.middleware.RequestObservabilityMiddleware",  # first: every response gets X-Request-ID
+    "integration_service.replicas.sticky.ReplicaStickyMiddleware",  # a caller's writes read back from the primary
     "django.middleware.security.SecurityMiddleware",
+    "integration_service.middleware.HtmlContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "integration_service.middleware.ApiProblemMiddleware",
     "partners.throttling.RateLimitHeadersMiddleware",
@@ -102,35 +107,56 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {
-    "default": dj_database_url.config(
-        default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
-        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
-        conn_health_checks=True,
-    )
-}
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # Parameters travel apart from the SQL, so psycopg prepares a statement run often (a push's few, a follower's
-    # page) and PostgreSQL stops parsing and planning it anew on every request. Django leaves preparing off unless
-    # prepare_threshold is set (behind a pooler: PgBouncer 1.21+ with max_prepared_statements, docs/deploy.md). The
-    # threshold is psycopg's: runs of a statement before it is prepared; a negative one never prepares.
-    DATABASES["default"].setdefault("OPTIONS", {})["server_side_binding"] = True
-    prepare_threshold = env_int("DATABASE_PREPARE_THRESHOLD", 5)
-    DATABASES["default"]["OPTIONS"]["prepare_threshold"] = prepare_threshold if prepare_threshold >= 0 else None
-    # Django's backend, with prepared statements that outlive the next release's migration (its docstring).
-    DATABASES["default"]["ENGINE"] = "integration_service.postgresql"
-    # A database host that drops packets must not hold a request (or /readyz) until the kernel gives up on TCP.
-    DATABASES["default"]["OPTIONS"]["connect_timeout"] = env_int("DATABASE_CONNECT_TIMEOUT_SECONDS", 5)
-    # PostgreSQL's JIT compiles a long expression for seconds once a plan's estimated cost passes jit_above_cost: the
-    # JSON projects/json_sql.py has the database write, on a deep page or an export (10.5 s for one 2,000-row fetch).
-    # Statements as short as the service's gain nothing from it, so it is off for every connection.
-    options = DATABASES["default"]["OPTIONS"].get("options", "")
-    DATABASES["default"]["OPTIONS"]["options"] = f"{options} -c jit=off".strip()
-elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # `make run` shares one SQLite file between gunicorn's threads and the worker. A deferred transaction that has
-    # read cannot wait for another writer (SQLite refuses at once: "database is locked"); one that takes the write
-    # lock when it begins waits its turn, up to the timeout.
-    DATABASES["default"].setdefault("OPTIONS", {}).update(transaction_mode="IMMEDIATE", timeout=20)
+
+def _database(url: str | None) -> dict:
+    """One database's settings from its URL (the default's from DATABASE_URL, SQLite unless set)."""
+    database = dj_database_url.parse(url, conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60), conn_health_checks=True)
+    if database["ENGINE"] == "django.db.backends.postgresql":
+        # Parameters travel apart from the SQL, so psycopg prepares a statement run often (a push's few, a
+        # follower's page) and PostgreSQL stops parsing and planning it anew on every request. Django leaves
+        # preparing off unless prepare_threshold is set (behind a pooler in transaction mode: -1, docs/deploy.md).
+        # The threshold is psycopg's: runs of a statement before it is prepared; a negative one never prepares.
+        database.setdefault("OPTIONS", {})["server_side_binding"] = True
+        prepare_threshold = env_int("DATABASE_PREPARE_THRESHOLD", 5)
+        database["OPTIONS"]["prepare_threshold"] = prepare_threshold if prepare_threshold >= 0 else None
+        # Django's backend, with prepared statements that outlive the next release's migration (its docstring).
+        database["ENGINE"] = "integration_service.postgresql"
+        # A database host that drops packets must not hold a request (or /readyz) until the kernel gives up on TCP.
+        database["OPTIONS"]["connect_timeout"] = env_int("DATABASE_CONNECT_TIMEOUT_SECONDS", 5)
+        # PostgreSQL's JIT compiles a long expression for seconds once a plan's estimated cost passes
+        # jit_above_cost: the JSON projects/json_sql.py has the database write, on a deep page or an export (10.5 s
+        # for one 2,000-row fetch). Statements as short as the service's gain nothing from it: off everywhere.
+        options = database["OPTIONS"].get("options", "")
+        database["OPTIONS"]["options"] = f"{options} -c jit=off".strip()
+    elif database["ENGINE"] == "django.db.backends.sqlite3":
+        # `make run` shares one SQLite file between gunicorn's threads and the worker. A deferred transaction that
+        # has read cannot wait for another writer (SQLite refuses at once: "database is locked"); one that takes
+        # the write lock when it begins waits its turn, up to the timeout.
+        database.setdefault("OPTIONS", {}).update(transaction_mode="IMMEDIATE", timeout=20)
+    return database
+
+
+DATABASES = {"default": _database(os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
+
+# Streaming replicas of the default database (CONTRACT §21, integration_service/replicas/): the pulls, the
+# platform's feed and reads, exports, the event replay and push diagnostics read there; every write, and every read
+# in a write's transaction, on the primary. Aliases replica_1, replica_2, … in the order listed.
+REPLICA_ALIASES = []
+for _place, _url in enumerate(env_list("DATABASE_REPLICA_URLS", ""), start=1):
+    if not _url.startswith(("postgres://", "postgresql://")):
+        raise ImproperlyConfigured("DATABASE_REPLICA_URLS lists PostgreSQL streaming replicas (postgres://…).")
+    _replica = _database(_url)
+    # A replica that does not answer is skipped: it must not hold a request for the default's connect timeout.
+    _replica["OPTIONS"]["connect_timeout"] = env_int("REPLICA_CONNECT_TIMEOUT_SECONDS", 2)
+    _replica["TEST"] = {"MIRROR": "default"}  # a test run reads the one test database through it
+    DATABASES[f"replica_{_place}"] = _replica
+    REPLICA_ALIASES.append(f"replica_{_place}")
+DATABASE_ROUTERS = ["integration_service.replicas.routing.ReplicaRouter"]
+REPLICA_STICKY_SECONDS = env_int("REPLICA_STICKY_SECONDS", 5)
+REPLICA_MAX_LAG_SECONDS = env_int("REPLICA_MAX_LAG_SECONDS", 10)
+# How long a replica's measured state (up and its lag, or down) is trusted before it is measured again.
+REPLICA_CHECK_SECONDS = float(os.environ.get("REPLICA_CHECK_SECONDS", "1") or 1)
+REPLICA_DOWN_RECHECK_SECONDS = float(os.environ.get("REPLICA_DOWN_RECHECK_SECONDS", "5") or 5)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "partners.User"
@@ -161,6 +187,10 @@ if REDIS_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 CACHES["default"]["KEY_PREFIX"] = CACHE_KEY_PREFIX
+# Without a shared cache every process counts failed logins and requests on its own, so with DEBUG off the web
+# server refuses to start and `check --deploy` says why (partners/checks.py). Only for ONE web process on one
+# machine may this accept the process's own memory.
+LOCAL_CACHE_ALLOWED = env_bool("LOCAL_CACHE_ALLOWED", False)
 
 # Background work (reprocessing from the admin): queued in the database, run by `manage.py db_worker`, which any
 # number of machines may run against the same PostgreSQL. Tests use the immediate backend.
@@ -204,6 +234,22 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 
+# Every HTML page (admin, partner console, Swagger UI) runs scripts from the service only, and the inline ones that
+# carry the page's nonce (`request.csp_nonce`): no inline script or event handler an injected string could add.
+# Styles may be inline (the admin's own templates set style attributes); images may be data: URLs (Swagger UI's).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, UNSAFE_INLINE],
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+    }
+}
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["partners.authentication.EnvironmentJWTAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": [
@@ -245,6 +291,7 @@ SPECTACULAR_SETTINGS = {
         ],
         "urls.primaryName": "Sandbox (/sandbox/api/v1)",
         "persistAuthorization": False,
+        "validatorUrl": None,  # no badge fetched from swagger.io: the page loads nothing from outside (and its CSP)
     },
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -255,6 +302,10 @@ SPECTACULAR_SETTINGS = {
 
 SIMPLE_JWT = {
     "ACCESS_TOKEN_LIFETIME": timedelta(minutes=env_int("JWT_ACCESS_TOKEN_MINUTES", 60)),
+    # The e-mail login's refresh token (CONTRACT §18): spent by its one use, which answers a new pair.
+    "REFRESH_TOKEN_LIFETIME": timedelta(days=env_int("JWT_REFRESH_TOKEN_DAYS", 14)),
+    "ROTATE_REFRESH_TOKENS": True,
+    "BLACKLIST_AFTER_ROTATION": True,
     "AUTH_HEADER_TYPES": ("Bearer",),
     "UPDATE_LAST_LOGIN": False,
     # Tokens carry a digest of the password hash and stop working when the password changes (checked on the
@@ -263,9 +314,14 @@ SIMPLE_JWT = {
     "SIGNING_KEY": os.environ.get("JWT_SIGNING_KEY", SECRET_KEY),
 }
 
-# Failed logins per e-mail address before 429, and the window they are counted in.
+# Failed logins before 429 (API, admin and console alike), counted from the first failure for a window: per client
+# address and e-mail, and per client address across e-mails (0 turns a limit off). See partners/throttling.py.
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+LOGIN_FAILURE_ADDRESS_LIMIT = env_int("LOGIN_FAILURE_ADDRESS_LIMIT", 20)
 LOGIN_FAILURE_WINDOW_SECONDS = env_int("LOGIN_FAILURE_WINDOW_SECONDS", 300)
+# Reverse proxies in front of the service that append the client's address to X-Forwarded-For (docs/deploy.md).
+# 0: the header is ignored and the peer's address is the client's (integration_service/client_ip.py).
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 
 # Requests per ClientID per minute before 429 (0 turns the limit off).
 CLIENT_ID_RATE_LIMIT_PER_MINUTE = env_int("CLIENT_ID_RATE_LIMIT_PER_MINUTE", 1200)

@@ -8,9 +8,10 @@ from ingest.views import ProjectDeleteView, PushBatchView, PushView
 from integration_service.openapi import root_schema_settings
 from integration_service.schema_views import SchemaView, SwaggerView
 from integration_service.views import api_not_found
+from mappings.api_views import MappingView
 from observability import views as observability
 from partners.choices import Environment
-from partners.views import LoginView
+from partners.views import CredentialDetailView, CredentialListView, LoginView, TokenRefreshView, TokenView
 from platform_api.openapi import platform_schema_settings
 from platform_api.urls import platform_patterns
 from projects.views import ProjectDetailView, ProjectListView
@@ -20,6 +21,10 @@ from webhooks import api_views as webhooks
 # A trailing slash is accepted too, since partners' HTTP clients differ on it.
 api_patterns = [
     re_path(r"^auth/email/login/?$", LoginView.as_view(), name="login"),
+    re_path(r"^auth/token/?$", TokenView.as_view(), name="token"),
+    re_path(r"^auth/token/refresh/?$", TokenRefreshView.as_view(), name="token-refresh"),
+    re_path(r"^integration/credentials/?$", CredentialListView.as_view(), name="credential-list"),
+    re_path(r"^integration/credentials/(?P<credential_id>[^/]+)/?$", CredentialDetailView.as_view(), name="credential"),
     re_path(r"^externals/push/?$", PushView.as_view(), name="push"),
     re_path(r"^externals/push/batch/?$", PushBatchView.as_view(), name="push-batch"),
     # The CRM's id is the whole rest of the path, URL-decoded (so "%2F" is "/", "%0A" a newline): a trailing slash is
@@ -53,6 +58,7 @@ api_patterns = [
     re_path(
         r"^integration/exports/(?P<export_id>[^/]+)/download/?$", ExportDownloadView.as_view(), name="export-download"
     ),
+    re_path(r"^integration/mapping/?$", MappingView.as_view(), name="mapping"),
     re_path(r"^integration/pushes/?$", PushListView.as_view(), name="push-list"),
     re_path(r"^integration/pushes/(?P<push_id>[^/]+)/?$", PushDetailView.as_view(), name="push-detail"),
     re_path(r"^[\s\S]*$", api_not_found),  # a path with a newline ("%0A") too: never Django's HTML page
@@ -93,3 +99,5 @@ urlpatterns = [
     re_path(r"^(?:api|sandbox|platform)(?:/.*)?$", api_not_found),
     path("", RedirectView.as_view(url="/admin/", permanent=False)),
 ]
+
+handler500 = "integration_service.views.server_error"  # an outage met by a middleware answers 503 too

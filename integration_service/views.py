@@ -1,6 +1,11 @@
-from django.http import HttpRequest, JsonResponse
+import sys
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 
+from integration_service.api_paths import is_api_path
+from integration_service.outages import outage_detail, outage_response
 from integration_service.problems import problem_response
 
 
@@ -8,3 +13,14 @@ from integration_service.problems import problem_response
 def api_not_found(request: HttpRequest, *args, **kwargs) -> JsonResponse:
     """Any path under an API root (or another version) that names no endpoint."""
     return problem_response(404, f"No endpoint at {request.path}.", code="not_found")
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: what a middleware raised (a view's exception has met ApiProblemMiddleware already). An outage
+    answers 503, on every route; anything else a 500 problem on the API routes and Django's 500 page elsewhere."""
+    detail = outage_detail(sys.exc_info()[1])
+    if detail is not None:
+        return outage_response(request, detail)
+    if is_api_path(request.path):
+        return problem_response(500, "The service failed to handle this request; it has been logged.", code="error")
+    return defaults.server_error(request)

@@ -5,3 +5,7 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "integration_service.settings")
 
 application = get_wsgi_application()
+
+from integration_service.serving_checks import serving_checks_enforce  # noqa: E402  (after Django is set up)
+
+serving_checks_enforce()  # e.g. no shared cache with DEBUG off: the server refuses to start (partners/checks.py)

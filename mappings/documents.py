@@ -21,7 +21,8 @@ import phonenumbers
 from jmespath.exceptions import JMESPathError
 
 from mappings.converters import MAPPING_TYPES, ConversionError, convert
-from mappings.normalization import FieldRule, compile_source, fit_to_field
+from mappings.expressions import source_problem
+from mappings.normalization import FieldRule, fit_to_field
 from mappings.source_alternatives import MAX_ALTERNATIVE_SCALES, source_alternatives
 from projects.canonical import CANONICAL_FIELDS, CANONICAL_FIELDS_BY_NAME, CanonicalField
 
@@ -44,6 +45,10 @@ _SCALE_RANGE = "must be a number from 1e-12 to 1e12 in size, e.g. 0.001 for watt
 MAX_FORMATS = 20
 FORMAT_MAX_CHARS = 100
 _FORMAT_PROBE = datetime(2024, 3, 1, 17, 5, 9, 250000, tzinfo=UTC)
+# A document is an object of fields, each an object whose options hold at most a list or an object: 4 levels. Deeper
+# is refused before anything walks it (Python's JSON reader and writer recurse, and overflow at about 1,000).
+MAPPING_DOCUMENT_MAX_DEPTH = 10
+TOO_DEEP = f"nested deeper than {MAPPING_DOCUMENT_MAX_DEPTH} levels, the most a mapping document may nest"
 # Which mapping types can fill which kind of canonical column.
 TYPES_FOR_KIND = {
     "text": MAPPING_TYPES,
@@ -66,6 +71,43 @@ class MappingDocumentInvalid(ValueError):
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = problems
         super().__init__("\n".join(str(problem) for problem in problems))
+
+
+def nested_deeper(value: Any, levels: int) -> bool:
+    """Whether `value` nests objects and arrays more than `levels` deep (walked without recursion)."""
+    pending = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict | list):
+            if depth > levels:
+                return True
+            pending.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
+class NestedTooDeep(Exception):
+    """JSON text nested deeper than MAPPING_DOCUMENT_MAX_DEPTH."""
+
+
+def json_load_bounded(text: str | bytes) -> Any:
+    """JSON text as its value: NestedTooDeep if it nests deeper than MAPPING_DOCUMENT_MAX_DEPTH, whatever the depth
+    (ValueError, as json.loads raises it, for text that is not JSON)."""
+    try:
+        value = json.loads(text)
+    except RecursionError as error:  # Python's reader recurses, and overflows at about 1,000 levels
+        raise NestedTooDeep from error
+    if nested_deeper(value, MAPPING_DOCUMENT_MAX_DEPTH):
+        raise NestedTooDeep
+    return value
+
+
+def mapping_document_load(text: str | bytes) -> Any:
+    """A mapping document's JSON text as its value (to give to parse_mapping_document): MappingDocumentInvalid when
+    it nests too deep, whatever the depth; ValueError (as json.loads) when it is not JSON."""
+    try:
+        return json_load_bounded(text)
+    except NestedTooDeep as error:
+        raise MappingDocumentInvalid([Problem("(document)", f"is {TOO_DEEP} (its rules need 4)")]) from error
 
 
 def _quoted(value: Any) -> str:
@@ -185,11 +227,9 @@ def rule_problems(field_name: str, spec: Any, *, path: str | None = None) -> lis
     source, mapping_type = spec.get("source"), spec.get("type")
     if not isinstance(source, str) or not source.strip():
         problems.append(Problem(f"{path}.source", "is required: a JMESPath expression over data"))
-    else:
-        try:
-            compile_source(source)
-        except JMESPathError as error:
-            problems.append(Problem(f"{path}.source", f"{_quoted(source)} is not a valid JMESPath expression: {error}"))
+    elif problem := source_problem(source):
+        problems.append(Problem(f"{path}.source", f"{_quoted(source)} {problem}"))
+        source = None  # its options are judged without it: the source's own problem is reported on it
     if mapping_type not in MAPPING_TYPES:
         shown = _quoted(mapping_type) if "type" in spec else "(missing)"
         problems.append(Problem(f"{path}.type", f"{shown} must be one of {', '.join(MAPPING_TYPES)}"))
@@ -241,6 +281,8 @@ def parse_mapping_document(document: Any) -> list[FieldRule]:
     """The rules of a valid document, in canonical field order. Raises MappingDocumentInvalid listing every problem."""
     if not isinstance(document, dict):
         raise MappingDocumentInvalid([Problem("(document)", 'must be an object: {"fields": {...}}')])
+    if nested_deeper(document, MAPPING_DOCUMENT_MAX_DEPTH):
+        raise MappingDocumentInvalid([Problem("(document)", f"is {TOO_DEEP} (its rules need 4)")])
     problems = [
         Problem(key, "unknown key; a mapping document has only 'fields'") for key in document if key != "fields"
     ]

@@ -11,6 +11,9 @@ from typing import Any
 
 ISSUE_VALUE_MAX_CHARS = 1000
 ISSUE_REASON_MAX_CHARS = 300
+# Deeper arrays and objects in a value are cut with a marker: an expression's result may nest deeper than its push.
+ISSUE_VALUE_MAX_DEPTH = 32
+_TOO_DEEP = f"[nested deeper than {ISSUE_VALUE_MAX_DEPTH} levels]"
 # An integer this long would be over ISSUE_VALUE_MAX_CHARS digits (JMESPath's sum() can outgrow what JSON parsing
 # allows, and Python refuses to write an integer of more than 4,300 digits as text).
 _INTEGER_MAX_BITS = 3300
@@ -27,18 +30,21 @@ def _storable_text(text: str) -> str:
     return _UNSTORABLE_CHARACTERS.sub("\ufffd", text)
 
 
-def _storable(value: Any) -> Any:
-    """`value` with NaN/±Infinity written as the strings JSON's extensions use, unstorable characters replaced."""
+def _storable(value: Any, depth: int = 0) -> Any:
+    """`value` with NaN/±Infinity written as the strings JSON's extensions use, unstorable characters replaced, and
+    what nests deeper than ISSUE_VALUE_MAX_DEPTH replaced by a marker."""
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else _NON_FINITE[value]
     if isinstance(value, str):
         return _storable_text(value)
     if isinstance(value, int) and value.bit_length() > _INTEGER_MAX_BITS:
         return f"[an integer of {value.bit_length():,} bits]"
+    if isinstance(value, dict | list | tuple) and depth >= ISSUE_VALUE_MAX_DEPTH:
+        return _TOO_DEEP
     if isinstance(value, dict):
-        return {_storable_text(str(key)): _storable(child) for key, child in value.items()}
+        return {_storable_text(str(key)): _storable(child, depth + 1) for key, child in value.items()}
     if isinstance(value, list | tuple):
-        return [_storable(child) for child in value]
+        return [_storable(child, depth + 1) for child in value]
     return value
 
 

@@ -17,6 +17,7 @@ import jmespath
 import pycountry
 
 from mappings.converters import ConversionError, convert
+from mappings.evaluation import BoundedExpression, EvaluationBudget, EvaluationBudgetExceeded, PushPool
 from mappings.issue_values import has_unstorable_characters, issue
 from mappings.source_alternatives import search_alternatives
 from projects.canonical import (
@@ -65,7 +66,8 @@ class KeyPath:
     def __init__(self, keys: tuple[str, ...]) -> None:
         self.keys = keys
 
-    def search(self, data: Any) -> Any:
+    def search(self, data: Any, budget: EvaluationBudget | None = None) -> Any:
+        """The value at the keys (no budget needed: the work is one look-up per key)."""
         for key in self.keys:
             if not isinstance(data, dict):
                 return None
@@ -73,27 +75,31 @@ class KeyPath:
         return data
 
 
-def _key_chain(node: dict) -> tuple[str, ...] | None:
-    """The keys of a parsed expression made only of field names joined by dots; None for anything else."""
-    if node["type"] == "field":
-        return (node["value"],)
-    if node["type"] != "subexpression":
-        return None
-    keys: tuple[str, ...] = ()
-    for child in node["children"]:
-        child_keys = _key_chain(child)
-        if child_keys is None:
+def _key_chain(tree: dict) -> tuple[str, ...] | None:
+    """The keys of a parsed expression made only of field names joined by dots; None for anything else.
+
+    Walked without recursion: a version stored before the bounds may chain hundreds of keys.
+    """
+    keys: list[str] = []
+    pending = [tree]
+    while pending:  # depth first, left to right
+        node = pending.pop()
+        if node["type"] == "field":
+            keys.append(node["value"])
+        elif node["type"] == "subexpression":
+            pending.extend(reversed(node["children"]))
+        else:
             return None
-        keys += child_keys
-    return keys
+    return tuple(keys)
 
 
 @functools.lru_cache(maxsize=2048)
-def compile_source(source: str) -> jmespath.parser.ParsedResult | KeyPath:
-    """The source expression, compiled (JMESPath's errors raised as jmespath.compile raises them)."""
-    parsed = jmespath.compile(source)
-    keys = _key_chain(parsed.parsed)
-    return KeyPath(keys) if keys is not None else parsed
+def compile_source(source: str) -> BoundedExpression | KeyPath:
+    """The source expression, compiled (JMESPath's errors raised as jmespath.compile raises them); evaluated within
+    a budget (mappings/evaluation.py) unless it only names keys."""
+    tree = jmespath.compile(source).parsed
+    keys = _key_chain(tree)
+    return KeyPath(keys) if keys is not None else BoundedExpression(tree)
 
 
 @functools.cache
@@ -175,21 +181,25 @@ def fit_to_field(canonical: CanonicalField, value: Any) -> Any:
     return _fit_date(value)
 
 
-def source_value(rule: FieldRule, data: dict) -> tuple[Any, dict]:
+def source_value(rule: FieldRule, data: dict, pool: PushPool | None = None) -> tuple[Any, dict]:
     """The rule's source value over `data` and the options to read it with: with a scale per `||` alternative,
-    the scale of the alternative the value came from."""
-    scales = rule.options.get("scale")
+    the scale of the alternative the value came from. Evaluated within a budget that draws on `pool`, the push's
+    (mappings/evaluation.py; its own when not given): EvaluationBudgetExceeded past it."""
+    scales, budget = rule.options.get("scale"), EvaluationBudget(data, pool)
     if not isinstance(scales, list):
-        return compile_source(rule.source).search(data), rule.options
-    raw, scale = search_alternatives(rule.source, scales, data)
+        return compile_source(rule.source).search(data, budget), rule.options
+    raw, scale = search_alternatives(rule.source, scales, data, budget)
     return raw, {**rule.options, "scale": scale}
 
 
-def apply_rule(rule: FieldRule, data: dict) -> tuple[Any, dict | None]:
-    """The canonical value of one rule over `data`, and the issue it raised (or None)."""
+def apply_rule(rule: FieldRule, data: dict, pool: PushPool | None = None) -> tuple[Any, dict | None]:
+    """The canonical value of one rule over `data`, and the issue it raised (or None). `pool`: the evaluation pool
+    the push's rules share (mappings/evaluation.py), its own when not given."""
     canonical = CANONICAL_FIELDS_BY_NAME[rule.field]
     try:
-        raw, options = source_value(rule, data)
+        raw, options = source_value(rule, data, pool)
+    except EvaluationBudgetExceeded as error:  # an expression whose results outgrow the push: refused, not slow
+        return None, issue(rule.field, None, f"the source expression {error}")
     except Exception as error:  # functions over partner data: type errors, avg() of huge integers overflowing...
         return None, issue(rule.field, None, f"the source expression failed: {error}")
     try:
@@ -213,9 +223,9 @@ def normalize(data: dict, rules: Sequence[FieldRule]) -> NormalizationResult:
     values = {canonical.attname: None for canonical in CANONICAL_FIELDS}
     if not rules:
         return NormalizationResult(values=values, issues=[], mapping_status=MappingStatus.UNMAPPED)
-    issues = []
+    issues, pool = [], PushPool(data)
     for rule in rules:
-        value, issue = apply_rule(rule, data)
+        value, issue = apply_rule(rule, data, pool)
         values[CANONICAL_FIELDS_BY_NAME[rule.field].attname] = value
         if issue:
             issues.append(issue)

@@ -2,16 +2,19 @@
 
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from integration_service.rows import rows_select
 from mappings.documents import mapping_document, rules_from_document
+from mappings.evaluation import within_page_allowance
 from mappings.models import MappingPublication, MappingVersion
 from mappings.normalization import FieldRule, normalize
 from mappings.plausibility import field_readings, plausibility_hints
 from mappings.rules_cache import version_rules
+from mappings.source_usage import source_path_texts
 from partners.choices import Environment
 from partners.models import Partner
-from projects.canonical import CANONICAL_FIELDS, format_canonical
+from projects.canonical import CANONICAL_DESCRIPTIONS, CANONICAL_FIELDS, format_canonical
 from projects.models import Project
 
 PUBLISH_PREVIEW_SAMPLE = 200
@@ -35,6 +38,49 @@ def mapping_rules_for_partner(*, partner_id: int, environment: str) -> list[Fiel
 def mapping_rules_of_version(*, version_id: int | None) -> list[FieldRule]:
     """The rules of this mapping version, from the per-process cache ([] for None: no version published)."""
     return list(version_rules(version_id=version_id)) if version_id is not None else []
+
+
+@dataclass(frozen=True)
+class MappingFieldShown:
+    """One rule of a mapping as its partner sees it (CONTRACT §19)."""
+
+    field: str
+    required: bool
+    type: str
+    sources: list[str]  # the data paths the rule reads (mappings/source_usage.py)
+    expression: str  # the rule's source, as written
+    description: str  # what the canonical field holds
+
+
+@dataclass(frozen=True)
+class MappingInForce:
+    version: int
+    published_at: datetime
+    fields: list[MappingFieldShown]  # in canonical field order
+
+
+def mapping_in_force(*, partner_id: int, environment: str) -> MappingInForce | None:
+    """The mapping version the partner's environment normalizes with, rule by rule; None before one is published."""
+    publication = (
+        MappingPublication.objects.filter(partner_id=partner_id, environment=environment)
+        .select_related("version")
+        .only("published_at", "version__number")
+        .first()
+    )
+    if publication is None:
+        return None
+    fields = [
+        MappingFieldShown(
+            field=rule.field,
+            required=rule.required,
+            type=rule.type,
+            sources=source_path_texts(rule.source),
+            expression=rule.source,
+            description=CANONICAL_DESCRIPTIONS[rule.field],
+        )
+        for rule in mapping_rules_of_version(version_id=publication.version_id)
+    ]
+    return MappingInForce(version=publication.version.number, published_at=publication.published_at, fields=fields)
 
 
 def mapping_document_export(*, partner: Partner, environment: str = Environment.SANDBOX) -> dict:
@@ -94,8 +140,9 @@ def mapping_publish_preview(
     """How the environment's latest `sample` projects would change once reprocessed under `version` (live ones: a
     reprocessing skips deleted projects).
 
-    Bounded whatever the partner's size: `sample` projects normalized (about a millisecond each) and a count that
-    stops past PUBLISH_PREVIEW_COUNT_CAP.
+    Bounded whatever the partner's size: `sample` projects normalized (about a millisecond each, and no longer than
+    the page's allowance of mappings/evaluation.py: `sampled` says how many) and a count that stops past
+    PUBLISH_PREVIEW_COUNT_CAP.
     """
     partner = version.partner
     projects = Project.objects.filter(partner=partner, environment=environment, deleted_date__isnull=True)
@@ -111,7 +158,9 @@ def mapping_publish_preview(
     rules = rules_from_document(version.document)
     rules_by_field = {rule.field: rule for rule in rules}
     statuses, mapping_statuses, fields, readings = Counter(), Counter(), Counter(), []
-    for project in latest:
+    evaluated = 0
+    for project in within_page_allowance(latest, sample=sample):
+        evaluated += 1
         result = normalize(project.source_data, rules)
         readings.append((project.external_id, field_readings(project.source_data, result.values, rules_by_field)))
         changes = [
@@ -132,6 +181,7 @@ def mapping_publish_preview(
             if status_changed:
                 changes.append(("mappingStatus", project.mapping_status, result.mapping_status))
             preview.examples.append({"project": project, "changes": changes})
+    preview.sampled = evaluated
     preview.status_changes = [(before, after, count) for (before, after), count in statuses.most_common()]
     preview.mapping_status_changes = [(before, after, n) for (before, after), n in mapping_statuses.most_common()]
     preview.field_changes = fields.most_common()

@@ -11,13 +11,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import jmespath
-from jmespath.parser import ParsedResult
+
+from mappings.evaluation import BoundedExpression, EvaluationBudget
 
 MAX_ALTERNATIVE_SCALES = 10
 
 
 @functools.lru_cache(maxsize=1024)
-def source_alternatives(source: str) -> tuple[ParsedResult, ...]:
+def source_alternatives(source: str) -> tuple[BoundedExpression, ...]:
     """The expressions `source` joins with `||` at its top, in order; one for a source without `||`.
 
     Parentheses do not group (JMESPath keeps none in its tree): `a || (b || c)` has three alternatives, as
@@ -29,7 +30,7 @@ def source_alternatives(source: str) -> tuple[ParsedResult, ...]:
         if node["type"] == "or_expression":
             pending.extend(reversed(node["children"]))
         else:
-            alternatives.append(ParsedResult(source, node))
+            alternatives.append(BoundedExpression(node))
     return tuple(alternatives)
 
 
@@ -38,13 +39,16 @@ def is_false(value: Any) -> bool:
     return value is None or value is False or (isinstance(value, str | list | dict) and not value)
 
 
-def search_alternatives(source: str, scales: Sequence, data: Any) -> tuple[Any, Any]:
-    """The value `source` gives over `data`, and the scale of the alternative it came from."""
-    alternatives = source_alternatives(source)
+def search_alternatives(
+    source: str, scales: Sequence, data: Any, budget: EvaluationBudget | None = None
+) -> tuple[Any, Any]:
+    """The value `source` gives over `data`, and the scale of the alternative it came from (the alternatives share
+    one evaluation budget, the rule's when given, as the whole expression would)."""
+    alternatives, budget = source_alternatives(source), budget or EvaluationBudget(data)
     if len(alternatives) != len(scales):  # only in a version stored before a stricter validation
         raise ValueError(f"the mapping has {len(scales)} scales for the source's {len(alternatives)} alternatives")
     for alternative, scale in zip(alternatives, scales, strict=True):
-        value = alternative.search(data)
+        value = alternative.search(data, budget)
         if not is_false(value):
             return value, scale
     return value, scale  # every alternative is false: `||` gives the last one's value
@@ -52,9 +56,9 @@ def search_alternatives(source: str, scales: Sequence, data: Any) -> tuple[Any, 
 
 def alternative_index(source: str, data: Any) -> int:
     """Which of the source's `||` alternatives `||` takes its value from over `data` (the last when all are false)."""
-    alternatives = source_alternatives(source)
+    alternatives, budget = source_alternatives(source), EvaluationBudget(data)
     return next(
-        (index for index, alternative in enumerate(alternatives) if not is_false(alternative.search(data))),
+        (index for index, alternative in enumerate(alternatives) if not is_false(alternative.search(data, budget))),
         len(alternatives) - 1,
     )
 

@@ -10,6 +10,8 @@ from django_tasks_db.models import DBTaskResult
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from integration_service.replicas.health import replica_states
+
 logger = logging.getLogger(__name__)
 
 _added: list[Collector] = []
@@ -22,7 +24,7 @@ def database_collector_add(collector: Collector) -> None:
 
 
 def database_collectors() -> list[Collector]:
-    return [DatabaseCollector(), *_added]
+    return [DatabaseCollector(), ReplicaCollector(), *_added]
 
 
 class DatabaseCollector(Collector):
@@ -48,3 +50,24 @@ class DatabaseCollector(Collector):
         for queue_name, count in depths.items():
             queue.add_metric([queue_name], count)
         yield queue
+
+
+class ReplicaCollector(Collector):
+    """Each streaming replica's state as this process last measured it (DATABASE_REPLICA_URLS): nothing without."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        states = replica_states()
+        if not states:
+            return
+        up = GaugeMetricFamily(
+            "integration_replica_serving", "1 when the replica serves reads (up, lag in bounds).", labels=["replica"]
+        )
+        lag = GaugeMetricFamily(
+            "integration_replica_lag_seconds", "How far the replica's replay is behind the primary.", labels=["replica"]
+        )
+        for state in states:
+            up.add_metric([state.alias], 1 if state.serves else 0)
+            if state.lag_seconds is not None:
+                lag.add_metric([state.alias], min(state.lag_seconds, 1e9))
+        yield up
+        yield lag

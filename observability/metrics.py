@@ -34,10 +34,21 @@ NORMALIZATION_ISSUES = Counter(
     "Issues found while normalizing pushes, by canonical field and environment.",
     ["environment", "field"],
 )
+REPLICA_ROUTED_READS = Counter(
+    "integration_routed_reads",
+    "Requests whose reads a replica may serve (DATABASE_REPLICA_URLS), by the database that served them.",
+    ["route", "database"],
+)
 WEBHOOK_DELIVERIES = Counter(
     "integration_webhook_deliveries",
     "Webhook delivery attempts by result (e.g. delivered, failed, gave_up).",
     ["result"],
+)
+AFTER_COMMIT_FAILURES = Counter(
+    "integration_after_commit_failures",
+    "Steps that follow a committed write and failed (the write stands and was answered as stored; each step is "
+    "retried or recovers by itself: observability/after_commit.py), by step.",
+    ["step"],
 )
 
 
@@ -46,6 +57,10 @@ def request_observed(*, route: str, method: str, status: int, environment: str, 
     environment = environment or "none"
     REQUESTS.labels(route, method, str(status), environment).inc()
     REQUEST_SECONDS.labels(route, method, environment).observe(seconds)
+
+
+def routed_reads_observed(*, route: str, database: str) -> None:
+    REPLICA_ROUTED_READS.labels(route, database).inc()
 
 
 def push_observed(*, environment: str, result: str, issue_fields: list[str] = ()) -> None:
@@ -67,3 +82,7 @@ def webhook_delivery_observed(*, result: str) -> None:
     shares the web processes' PROMETHEUS_MULTIPROC_DIR (one machine).
     """
     WEBHOOK_DELIVERIES.labels(result).inc()
+
+
+def after_commit_failure_observed(*, step: str) -> None:
+    AFTER_COMMIT_FAILURES.labels(step).inc()

@@ -68,6 +68,9 @@ class RequestObservabilityMiddleware:
         metrics.request_observed(
             route=route, method=request.method, status=status, environment=environment, seconds=seconds
         )
+        database = getattr(request, "reads_database", None)  # set by integration_service.replicas.routing
+        if database is not None:
+            metrics.routed_reads_observed(route=route, database=database)
         if route == "push" and 400 <= status < 500:
             metrics.push_observed(environment=environment, result="refused")
         if route in QUIET_ROUTES and status < 400:
@@ -86,5 +89,6 @@ class RequestObservabilityMiddleware:
                 "duration_ms": round(seconds * 1000, 1),
                 "partner": _partner_id(request),
                 "environment": environment or None,
+                **({"database": database} if database is not None else {}),
             },
         )

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_safe
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest, multiprocess
 
 from integration_service.problems import problem_body, problem_response
+from integration_service.replicas.health import replica_states
 from observability.access import metrics_access_allowed
 from observability.collectors import database_collectors
 
@@ -50,10 +51,21 @@ def _cache_reachable() -> bool:
         return False
 
 
+def _replica_details() -> dict:
+    """Each replica's state and lag (CONTRACT §21); a replica down or late is skipped, never a reason for 503."""
+    return {
+        state.alias: {
+            "state": state.state,
+            "lagSeconds": None if state.lag_seconds is None else round(min(state.lag_seconds, 1e9), 3),
+        }
+        for state in replica_states()
+    }
+
+
 def _details() -> dict:
     """What the apps report beside readiness (settings.READINESS_DETAILS, looked up by name: this layer imports no
     app), e.g. webhook deliveries overdue. Reported, never a reason to take the process out of service."""
-    details = {}
+    details = {"replicas": _replica_details()} if settings.REPLICA_ALIASES else {}
     for name, path in settings.READINESS_DETAILS.items():
         try:
             details[name] = import_string(path)()

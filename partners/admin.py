@@ -1,21 +1,25 @@
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
-from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
+from django.contrib.auth.forms import AdminUserCreationForm, ReadOnlyPasswordHashWidget, UserChangeForm
 from django.contrib.auth.models import Group
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html
 from django_tasks_db.models import DBTaskResult
+from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
 
 from integration_service.admin import adopt_saved
 from partners.admin_login import ThrottledAdminAuthenticationForm
 from partners.choices import Environment
-from partners.models import ClientId, Partner, User
+from partners.models import ClientId, IntegrationCredential, Partner, User
 from partners.services import (
     client_id_issue,
     client_id_revoke,
+    credential_revoke,
     user_saved_in_admin,
 )
 
@@ -29,6 +33,9 @@ admin.site.index_title = "Operators' console"
 admin.site.unregister(Group)  # permissions are given per operator; groups are not used
 if admin.site.is_registered(DBTaskResult):
     admin.site.unregister(DBTaskResult)  # background work is followed on Reprocess runs
+for token_model in (OutstandingToken, BlacklistedToken):  # refresh tokens: a person's end with a deactivation
+    if admin.site.is_registered(token_model):  # or a password set here
+        admin.site.unregister(token_model)
 
 
 def back_to_partner_page(request: HttpRequest, partner: Partner | None) -> HttpResponseRedirect | None:
@@ -53,8 +60,41 @@ class UserEditForm(UserChangeForm):
         fields = "__all__"
 
 
+class OwnPasswordWidget(ReadOnlyPasswordHashWidget):
+    """An operator's own password is changed on Django's page, which asks for the old one first."""
+
+    def get_context(self, name: str, value: str, attrs: dict | None) -> dict:
+        context = super().get_context(name, value, attrs)
+        context["password_url"] = reverse("admin:password_change")
+        context["button_label"] = "Change your password"
+        return context
+
+
+class OwnAccountEditForm(UserEditForm):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        if "password" in self.fields:
+            self.fields["password"].widget = OwnPasswordWidget()
+
+
+def is_operator_account(user: User) -> bool:
+    """Staff or superuser: an account whose powers are the admin's (CONTRACT §17)."""
+    return user.is_staff or user.is_superuser
+
+
+# What only a superuser changes on any account (CONTRACT §17), and on an operator's own account everything but its
+# name: its e-mail address is its login, which a borrowed session must not move (nor its password, nor the rest).
+PRIVILEGE_FIELDS = ("is_staff", "is_superuser", "groups", "user_permissions")
+OWN_ACCOUNT_READ_ONLY_FIELDS = (*PRIVILEGE_FIELDS, "email", "partner", "is_active", "last_login", "date_joined")
+
+
 @admin.register(User)
 class UserAdmin(DjangoUserAdmin):
+    """Users and operators. Operators' powers never grow by their own hand (CONTRACT §17, docs/decisions.md
+    "Operators' powers"): only a superuser changes privileges, adds operators, or changes an operator's (staff or
+    superuser) account or password. A staff operator with the user permissions manages partners' users and edits
+    its own name."""
+
     form = UserEditForm
     add_form = UserCreationForm
     list_display = ("email", "partner", "full_name", "is_staff", "is_active", "last_login")
@@ -71,6 +111,57 @@ class UserAdmin(DjangoUserAdmin):
     add_fieldsets = (
         (None, {"classes": ("wide",), "fields": ("email", "partner", "is_staff", "password1", "password2")}),
     )
+    partner_user_add_fieldsets = (
+        (None, {"classes": ("wide",), "fields": ("email", "partner", "password1", "password2")}),
+    )
+
+    @staticmethod
+    def is_own_account(request: HttpRequest, account: User) -> bool:
+        return account.pk == request.user.pk
+
+    def may_open(self, request: HttpRequest, account: User | None) -> bool:
+        """Another operator's page is a superuser's; an operator opens partners' users and its own account."""
+        return (
+            account is None
+            or request.user.is_superuser
+            or not is_operator_account(account)
+            or self.is_own_account(request, account)
+        )
+
+    def may_replace_or_remove(self, request: HttpRequest, account: User | None) -> bool:
+        """Setting the password of, or deleting, an operator's account (its own too): a superuser's alone."""
+        return account is None or request.user.is_superuser or not is_operator_account(account)
+
+    def has_view_permission(self, request: HttpRequest, obj: User | None = None) -> bool:
+        return self.may_open(request, obj) and super().has_view_permission(request, obj)
+
+    def has_change_permission(self, request: HttpRequest, obj: User | None = None) -> bool:
+        return self.may_open(request, obj) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: User | None = None) -> bool:
+        return self.may_replace_or_remove(request, obj) and super().has_delete_permission(request, obj)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: User | None = None) -> tuple[str, ...]:
+        if request.user.is_superuser or obj is None:
+            return tuple(super().get_readonly_fields(request, obj))
+        if is_operator_account(obj):
+            return OWN_ACCOUNT_READ_ONLY_FIELDS
+        return PRIVILEGE_FIELDS
+
+    def get_fieldsets(self, request: HttpRequest, obj: User | None = None):
+        if obj is None and not request.user.is_superuser:
+            return self.partner_user_add_fieldsets  # an operator adds partners' users, never operators
+        return super().get_fieldsets(request, obj)
+
+    def get_form(self, request: HttpRequest, obj: User | None = None, **kwargs):
+        if obj is not None and is_operator_account(obj) and not request.user.is_superuser:
+            kwargs["form"] = OwnAccountEditForm  # may_open: only its own account reaches here
+        return super().get_form(request, obj, **kwargs)
+
+    def user_change_password(self, request: HttpRequest, id: str, form_url: str = "") -> HttpResponse:
+        if not self.may_replace_or_remove(request, self.get_object(request, unquote(id))):
+            raise PermissionDenied
+        return super().user_change_password(request, id, form_url)
 
     def save_model(self, request: HttpRequest, obj: User, form: forms.ModelForm, change: bool) -> None:
         was_active = not change or User.objects.filter(pk=obj.pk, is_active=True).exists()
@@ -135,9 +226,7 @@ class ClientIdAdmin(admin.ModelAdmin):
             request,
             format_html(
                 'ClientID issued. Copy the key now, it is not shown again: <code id="issued-key">{}</code> '
-                '<button type="button" class="button" '
-                "onclick=\"navigator.clipboard.writeText(document.getElementById('issued-key').textContent)\">"
-                "Copy</button>",
+                '<button type="button" class="button" data-copy="issued-key">Copy</button>',
                 key,
             ),
             messages.WARNING,
@@ -148,3 +237,26 @@ class ClientIdAdmin(admin.ModelAdmin):
         for client_id in queryset:
             client_id_revoke(client_id=client_id, revoked_by=request.user)
         self.message_user(request, f"Revoked {queryset.count()} ClientID(s).", messages.SUCCESS)
+
+
+@admin.register(IntegrationCredential)
+class IntegrationCredentialAdmin(admin.ModelAdmin):
+    """The client secrets partners created for their machines (CONTRACT §18): seen and revoked here, created by the
+    partners themselves (API or console), never shown again."""
+
+    list_display = ("prefix", "partner", "client_id", "created_at", "created_by", "last_used_at", "revoked_at")
+    list_filter = ("partner",)
+    list_select_related = ("partner", "client_id", "created_by")
+    search_fields = ("prefix", "partner__name", "partner__slug", "client_id__prefix")
+    readonly_fields = (*list_display, "revoked_by")
+    fields = readonly_fields
+    actions = ["revoke"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.action(description="Revoke selected client secrets")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[IntegrationCredential]) -> None:
+        for credential in queryset:
+            credential_revoke(credential=credential, revoked_by=request.user)
+        self.message_user(request, f"Revoked {queryset.count()} client secret(s).", messages.SUCCESS)

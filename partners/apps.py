@@ -7,3 +7,4 @@ class PartnersConfig(AppConfig):
 
     def ready(self) -> None:
         import integration_service.openapi  # noqa: F401  (registers the OpenAPI authentication scheme)
+        import partners.checks  # noqa: F401  (registers the deploy checks)

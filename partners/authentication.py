@@ -4,8 +4,9 @@ from rest_framework_simplejwt.authentication import AUTH_HEADER_TYPE_BYTES, JWTA
 from rest_framework_simplejwt.tokens import Token
 
 from partners.environments import request_environment
-from partners.models import User
-from partners.selectors import api_caller
+from partners.models import IntegrationCredential, User
+from partners.selectors import api_caller, credential_caller
+from partners.tokens import CREDENTIAL_CLAIM, ENVIRONMENT_CLAIM
 
 # RFC 9110 §11.1: the scheme is case-insensitive ("bearer", "BEARER"); simplejwt compares it byte for byte.
 _SCHEMES = {scheme.lower(): scheme for scheme in AUTH_HEADER_TYPE_BYTES}
@@ -40,8 +41,11 @@ class _TokenUsers:
 class EnvironmentJWTAuthentication(JWTAuthentication):
     """simplejwt's bearer authentication, refusing a token issued under the other environment's root.
 
-    The user checks are simplejwt's own (`get_user`: user exists, CHECK_USER_IS_ACTIVE, CHECK_REVOKE_TOKEN),
-    run on a user loaded by the request's one look-up of its caller (`request.caller`).
+    A person's token: the user checks are simplejwt's own (`get_user`: user exists, CHECK_USER_IS_ACTIVE,
+    CHECK_REVOKE_TOKEN), run on a user loaded by the request's one look-up of its caller (`request.caller`).
+    A token of the client-credentials grant (partners/tokens.py, CredentialAccessToken): its credential, loaded by
+    the same kind of look-up, must be live and so must the ClientID it belongs to; `request.user` is then the
+    credential (the partner's machine), whose people's passwords and accounts do not bear on it.
     """
 
     www_authenticate_realm = "integration"
@@ -52,14 +56,14 @@ class EnvironmentJWTAuthentication(JWTAuthentication):
             header = b" ".join([_SCHEMES[parts[0].lower()], *parts[1:]])
         return super().get_raw_token(header)
 
-    def authenticate(self, request: Request) -> tuple[User, Token] | None:
+    def authenticate(self, request: Request) -> tuple[User | IntegrationCredential, Token] | None:
         self.user_model = _TokenUsers(request)  # DRF makes the authenticators anew for every request
         result = super().authenticate(request)
         if result is None:
             return None
         user, token = result
         environment = request_environment(request)
-        if token.get("env") != environment:
+        if token.get(ENVIRONMENT_CLAIM) != environment:
             raise AuthenticationFailed(
                 f"This token was not issued for the {environment} environment; log in under this root.",
                 code="token_wrong_environment",
@@ -67,3 +71,33 @@ class EnvironmentJWTAuthentication(JWTAuthentication):
         if user.partner_id is None:
             raise AuthenticationFailed("This user is not a partner user.", code="not_partner_user")
         return user, token
+
+    def get_user(self, validated_token: Token) -> User | IntegrationCredential:
+        if CREDENTIAL_CLAIM not in validated_token:
+            return super().get_user(validated_token)
+        return _credential_of(self.user_model.request, validated_token)
+
+
+def _credential_of(request: Request, token: Token) -> IntegrationCredential:
+    """The live credential a client-credentials token names, its caller left on the request; 401 with a code saying
+    why when it, or its ClientID, was revoked since the token was issued."""
+    try:
+        credential_id = int(token[CREDENTIAL_CLAIM])
+    except (TypeError, ValueError, OverflowError):
+        raise AuthenticationFailed("The token names no credential.", code="token_not_valid") from None
+    caller = credential_caller(
+        credential_id=credential_id, key=request.headers.get("ClientID"), environment=request_environment(request)
+    )
+    if caller is None or caller.user.is_revoked:
+        raise AuthenticationFailed(
+            "The client secret this token was obtained with has been revoked; get a token with a live one "
+            "(POST auth/token).",
+            code="credential_revoked",
+        )
+    if caller.client_id_revoked:
+        raise AuthenticationFailed(
+            "The ClientID of this token's credential has been revoked; ask your operator for a new one.",
+            code="client_id_revoked",
+        )
+    request.caller = caller
+    return caller.user

@@ -156,3 +156,50 @@ class ClientId(models.Model):
     @property
     def is_revoked(self) -> bool:
         return self.revoked_at is not None
+
+
+class IntegrationCredentialQuerySet(models.QuerySet):
+    def active(self) -> "IntegrationCredentialQuerySet":
+        return self.filter(revoked_at__isnull=True)
+
+
+class IntegrationCredential(models.Model):
+    """A client secret (`cs_…`) a partner creates for its machines under one of its ClientIDs (CONTRACT §18): the
+    OAuth 2.0 client-credentials grant (POST auth/token) exchanges the ClientID and this secret for an access token
+    that acts for the partner, not a person. Only the secret's SHA-256 is stored, as for a ClientID.
+
+    On a partner API request whose token is a credential's, `request.user` is this credential (`is_authenticated`,
+    `partner_id`), as a platform key is the caller on the platform's API.
+    """
+
+    partner = models.ForeignKey(Partner, on_delete=models.CASCADE, related_name="credentials")
+    client_id = models.ForeignKey(ClientId, on_delete=models.CASCADE, related_name="credentials")
+    prefix = models.CharField(max_length=16, editable=False, help_text="The visible start of the secret.")
+    secret_hash = models.CharField(max_length=64, unique=True, editable=False)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, editable=False, on_delete=models.SET_NULL, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, editable=False, on_delete=models.SET_NULL, related_name="+"
+    )
+    last_used_at = models.DateTimeField(
+        null=True, blank=True, editable=False, help_text="When it last obtained a token."
+    )
+
+    objects = IntegrationCredentialQuerySet.as_manager()
+
+    # DRF's IsAuthenticated reads this off request.user; the credential is the caller (see the docstring).
+    is_authenticated = True
+    is_active = True
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"credential {self.prefix}…"
+
+    @property
+    def is_revoked(self) -> bool:
+        return self.revoked_at is not None

@@ -7,12 +7,14 @@ from dataclasses import dataclass
 
 from django.apps import apps
 from django.db import connection
+from django.db.models import QuerySet
 
 from integration_service.rows import column_sql, instance_from_row, row_converted, table_sql
-from partners.models import ClientId, Partner, User
+from partners.models import ClientId, IntegrationCredential, Partner, User
 
 _USER_CHECKED = ("id", "partner_id", "is_active", "password")
 _CLIENT_ID_CHECKED = ("id", "partner_id", "environment", "revoked_at", "last_used_at")
+_CREDENTIAL_CHECKED = ("id", "partner_id", "client_id_id", "prefix", "revoked_at")
 
 
 def partner_get_by_slug(*, slug: str) -> Partner | None:
@@ -28,7 +30,9 @@ def client_id_hash(key: str) -> str:
 class ApiCaller:
     """Everything an API request's checks and a push read about who calls, as it stands when the request comes in.
 
-    `user`: the token's user, with what simplejwt's checks (active, password digest) and authorization read.
+    `user`: the token's user, with what simplejwt's checks (active, password digest) and authorization read; or,
+    for a token of the client-credentials grant, its credential (the partner's machine, not a person).
+    `client_id_revoked`: for a credential's token, whether the ClientID the credential belongs to is revoked.
     `client_id`: the ClientID whose key the request sent, whoever's it is (None: no such key, or none sent).
     `production_cleared`: whether the user's partner is cleared for production.
     `mapping_version_id`: the mapping version the partner's environment of the request normalizes with (None
@@ -37,33 +41,71 @@ class ApiCaller:
     changing push read which ones, and what they subscribe to.
     """
 
-    user: User
+    user: User | IntegrationCredential
     client_id: ClientId | None
     production_cleared: bool
     mapping_version_id: int | None
     has_webhook_endpoints: bool
+    client_id_revoked: bool = False
+
+    @property
+    def person(self) -> User | None:
+        """The person the request acts for; None for a credential's token (the partner's machine)."""
+        return self.user if isinstance(self.user, User) else None
+
+    @property
+    def credential(self) -> IntegrationCredential | None:
+        """The client secret whose token the request carries; None for a person's token."""
+        return self.user if isinstance(self.user, IntegrationCredential) else None
+
+
+def _partner_state_sql(partner_id_sql: str) -> str:
+    """The mapping version and the webhook endpoints' existence of the partner `partner_id_sql` names, for the
+    request's environment (two parameters: the environment twice, then True)."""
+    publication = apps.get_model("mappings", "MappingPublication")  # apps that build on partners: not imported here
+    endpoint = apps.get_model("webhooks", "WebhookEndpoint")
+    return (
+        f"(SELECT {column_sql(publication, 'version_id', alias='m')} FROM {table_sql(publication, alias='m')} "
+        f"WHERE {column_sql(publication, 'partner_id', alias='m')} = {partner_id_sql} "
+        f"AND {column_sql(publication, 'environment', alias='m')} = %s), "
+        f"EXISTS (SELECT 1 FROM {table_sql(endpoint, alias='e')} "
+        f"WHERE {column_sql(endpoint, 'partner_id', alias='e')} = {partner_id_sql} "
+        f"AND {column_sql(endpoint, 'environment', alias='e')} = %s "
+        f"AND {column_sql(endpoint, 'is_enabled', alias='e')} = %s) "
+    )
 
 
 @functools.cache
 def _caller_sql(vendor: str) -> str:
-    publication = apps.get_model("mappings", "MappingPublication")  # apps that build on partners: not imported here
-    endpoint = apps.get_model("webhooks", "WebhookEndpoint")
     user_columns = ", ".join(column_sql(User, attname, alias="u") for attname in _USER_CHECKED)
     client_id_columns = ", ".join(column_sql(ClientId, attname, alias="c") for attname in _CLIENT_ID_CHECKED)
     return (
         f"SELECT {user_columns}, {client_id_columns}, {column_sql(Partner, 'production_cleared_at', alias='p')}, "
-        f"(SELECT {column_sql(publication, 'version_id', alias='m')} FROM {table_sql(publication, alias='m')} "
-        f"WHERE {column_sql(publication, 'partner_id', alias='m')} = {column_sql(User, 'partner_id', alias='u')} "
-        f"AND {column_sql(publication, 'environment', alias='m')} = %s), "
-        f"EXISTS (SELECT 1 FROM {table_sql(endpoint, alias='e')} "
-        f"WHERE {column_sql(endpoint, 'partner_id', alias='e')} = {column_sql(User, 'partner_id', alias='u')} "
-        f"AND {column_sql(endpoint, 'environment', alias='e')} = %s "
-        f"AND {column_sql(endpoint, 'is_enabled', alias='e')} = %s) "
+        f"{_partner_state_sql(column_sql(User, 'partner_id', alias='u'))}"
         f"FROM {table_sql(User, alias='u')} "
         f"LEFT JOIN {table_sql(ClientId, alias='c')} ON {column_sql(ClientId, 'key_hash', alias='c')} = %s "
         f"LEFT JOIN {table_sql(Partner, alias='p')} "
         f"ON {column_sql(Partner, 'id', alias='p')} = {column_sql(User, 'partner_id', alias='u')} "
         f"WHERE {column_sql(User, 'id', alias='u')} = %s"
+    )
+
+
+@functools.cache
+def _credential_caller_sql(vendor: str) -> str:
+    credential_columns = ", ".join(
+        column_sql(IntegrationCredential, attname, alias="k") for attname in _CREDENTIAL_CHECKED
+    )
+    client_id_columns = ", ".join(column_sql(ClientId, attname, alias="c") for attname in _CLIENT_ID_CHECKED)
+    partner_id = column_sql(IntegrationCredential, "partner_id", alias="k")
+    return (
+        f"SELECT {credential_columns}, {column_sql(ClientId, 'revoked_at', alias='b')}, {client_id_columns}, "
+        f"{column_sql(Partner, 'production_cleared_at', alias='p')}, {_partner_state_sql(partner_id)}"
+        f"FROM {table_sql(IntegrationCredential, alias='k')} "
+        f"JOIN {table_sql(ClientId, alias='b')} "
+        f"ON {column_sql(ClientId, 'id', alias='b')} = {column_sql(IntegrationCredential, 'client_id_id', alias='k')} "
+        f"LEFT JOIN {table_sql(ClientId, alias='c')} ON {column_sql(ClientId, 'key_hash', alias='c')} = %s "
+        f"JOIN {table_sql(Partner, alias='p')} ON {column_sql(Partner, 'id', alias='p')} = {partner_id} "
+        f"WHERE {column_sql(IntegrationCredential, 'id', alias='k')} = %s"
     )
 
 
@@ -96,3 +138,60 @@ def api_caller(*, user_id: int, key: str | None, environment: str) -> ApiCaller 
         mapping_version_id=version_id,
         has_webhook_endpoints=bool(has_endpoints),
     )
+
+
+def _client_id_of(values: tuple) -> ClientId | None:
+    if values[0] is None:
+        return None
+    return instance_from_row(ClientId, row_converted(ClientId, attnames=_CLIENT_ID_CHECKED, values=values))
+
+
+def credential_caller(*, credential_id: int, key: str | None, environment: str) -> ApiCaller | None:
+    """The caller of an API request whose token is credential `credential_id`'s (the client-credentials grant) and
+    who sent the ClientID `key`, in one statement as api_caller's; None when there is no such credential. Read on
+    every request: a revoked credential or ClientID is refused at the very next one."""
+    key = key.strip() if key else ""
+    params = [environment, environment, True, client_id_hash(key) if key else None, credential_id]
+    with connection.cursor() as cursor:
+        cursor.execute(_credential_caller_sql(connection.vendor), params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    credentials, client_ids = len(_CREDENTIAL_CHECKED), len(_CLIENT_ID_CHECKED)
+    credential_row = row_converted(IntegrationCredential, attnames=_CREDENTIAL_CHECKED, values=row[:credentials])
+    bound_revoked_at = row[credentials]
+    client_id = _client_id_of(row[credentials + 1 : credentials + 1 + client_ids])
+    cleared_at, version_id, has_endpoints = row[credentials + 1 + client_ids :]
+    return ApiCaller(
+        user=instance_from_row(IntegrationCredential, credential_row),
+        client_id=client_id,
+        production_cleared=cleared_at is not None,
+        mapping_version_id=version_id,
+        has_webhook_endpoints=bool(has_endpoints),
+        client_id_revoked=bound_revoked_at is not None,
+    )
+
+
+def client_id_get(*, key: str) -> ClientId | None:
+    """The ClientID whose key is `key` (revoked ones included), or None."""
+    return ClientId.objects.filter(key_hash=client_id_hash(key.strip())).first() if key.strip() else None
+
+
+def credential_get_by_secret(*, secret: str) -> IntegrationCredential | None:
+    """The credential whose client secret is `secret` (revoked ones included), with its ClientID; or None."""
+    return IntegrationCredential.objects.select_related("client_id").filter(secret_hash=client_id_hash(secret)).first()
+
+
+def client_id_credentials(*, client_id: ClientId) -> QuerySet[IntegrationCredential]:
+    """A ClientID's live credentials, newest first."""
+    return IntegrationCredential.objects.active().filter(client_id=client_id)
+
+
+def client_id_credential(*, client_id: ClientId, credential_id: int) -> IntegrationCredential | None:
+    """One live credential of this ClientID, or None (another ClientID's, partner's or environment's included)."""
+    return client_id_credentials(client_id=client_id).filter(pk=credential_id).first()
+
+
+def partner_credentials(*, partner: Partner) -> QuerySet[IntegrationCredential]:
+    """A partner's live credentials, for the console's ClientIDs page."""
+    return IntegrationCredential.objects.active().filter(partner=partner)

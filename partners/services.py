@@ -1,3 +1,4 @@
+import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
@@ -9,15 +10,20 @@ from django.db import models, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 from rest_framework import status
-from rest_framework_simplejwt.tokens import AccessToken
+from rest_framework_simplejwt.exceptions import TokenError
+from rest_framework_simplejwt.settings import api_settings as jwt_settings
+from rest_framework_simplejwt.tokens import RefreshToken
+from rest_framework_simplejwt.utils import get_md5_hash_password
 
 from audit.models import AuditAction
 from audit.services import audit_record
 from integration_service.errors import ServiceError
 from partners.choices import CLIENT_ID_PREFIXES, Environment
-from partners.models import ClientId, Partner, User
-from partners.selectors import ApiCaller, client_id_hash
-from partners.throttling import login_failure_record, login_retry_after, login_throttled_message
+from partners.models import ClientId, IntegrationCredential, Partner, User
+from partners.oauth import invalid_client
+from partners.selectors import ApiCaller, client_id_credentials, client_id_hash, credential_get_by_secret
+from partners.throttling import login_attempt_give_back, login_attempt_take, login_throttled_message
+from partners.tokens import ENVIRONMENT_CLAIM, CredentialAccessToken, user_token_pair
 
 # --- partners and users -------------------------------------------------------------------------------------------
 
@@ -132,12 +138,16 @@ def client_id_check(*, key: str | None, caller: ApiCaller, environment: str) -> 
     if not key or not key.strip():
         raise ClientIdRejected("The ClientID header is missing.")
     client_id, user = caller.client_id, caller.user
-    if client_id is None:
+    if client_id is None or client_id.partner_id != user.partner_id:
+        # Another partner's key, live or revoked, reads as an unknown one: nothing tells that it exists or whose it
+        # is (CONTRACT §17). What follows concerns the caller's own partner's key.
         raise ClientIdRejected("The ClientID is not valid.")
     if client_id.is_revoked:
         raise ClientIdRejected("The ClientID has been revoked; ask your operator for a new one.")
-    if client_id.partner_id != user.partner_id:
-        raise ClientIdRejected("The ClientID belongs to another partner than the logged-in user.")
+    if isinstance(user, IntegrationCredential) and client_id.pk != user.client_id_id:
+        raise ClientIdRejected(
+            "This token was obtained with another ClientID's client secret; send that ClientID with it."
+        )
     if client_id.environment != environment:
         raise ClientIdRejected(
             f"The ClientID is for the {client_id.environment} environment; "
@@ -177,17 +187,174 @@ class LoginThrottled(ServiceError):
 class LoginResult:
     token: str
     expires_in: int
+    refresh_token: str
 
 
-def user_login(*, email: str, password: str, environment: str) -> LoginResult:
-    """A token for a partner user, bound to the environment whose root it was asked from."""
-    retry_after = login_retry_after(email=email)
+def user_login(*, email: str, password: str, environment: str, ip: str) -> LoginResult:
+    """A token for a partner user, bound to the environment whose root it was asked from, and its refresh token.
+    `ip`: the client's address, whose failed logins are limited (partners/throttling.py)."""
+    retry_after = login_attempt_take(ip=ip, identity=email)
     if retry_after:
         raise LoginThrottled(login_throttled_message(retry_after), headers={"Retry-After": str(retry_after)})
-    user = authenticate(email=User.objects.normalize_email(email), password=password)
+    try:
+        user = authenticate(email=User.objects.normalize_email(email), password=password)
+    except Exception:
+        login_attempt_give_back(ip=ip, identity=email)  # undecided (the database is down): no failure
+        raise
     if user is None or user.partner_id is None:
-        login_failure_record(email=email)
-        raise LoginFailed()
-    token = AccessToken.for_user(user)
-    token["env"] = environment
-    return LoginResult(token=str(token), expires_in=int(token.lifetime.total_seconds()))
+        raise LoginFailed()  # counted as a failure by login_attempt_take
+    login_attempt_give_back(ip=ip, identity=email)
+    return _login_result(user, environment=environment)
+
+
+def _login_result(user: User, *, environment: str) -> LoginResult:
+    access, refresh = user_token_pair(user, environment=environment)
+    return LoginResult(token=str(access), expires_in=int(access.lifetime.total_seconds()), refresh_token=str(refresh))
+
+
+class TokenRefused(ServiceError):
+    """A 401 of the refresh or token endpoints; `code` says why (docs/api.md's error table)."""
+
+    status_code = status.HTTP_401_UNAUTHORIZED
+
+    def __init__(self, detail: str, *, code: str) -> None:
+        super().__init__(detail)
+        self.code = code
+
+
+class _SpendableRefreshToken(RefreshToken):
+    """simplejwt's refresh token, its blacklist checked by user_token_refresh instead, where it is spent: the check
+    and the spending are one insert there, so two requests racing with one token cannot both pass."""
+
+    def check_blacklist(self) -> None:
+        pass
+
+
+@transaction.atomic
+def user_token_refresh(*, refresh_token: str, environment: str) -> LoginResult:
+    """A new token and refresh token for a refresh token of this environment's login; the old one is spent.
+    Refused (401) when it is not valid or expired, of the other root, its user deactivated or their password
+    changed since, or spent (used before, or revoked by an operator)."""
+    try:
+        token = _SpendableRefreshToken(refresh_token)
+    except TokenError:
+        raise TokenRefused(
+            "The refresh token is not valid or has expired; log in again (POST auth/email/login).",
+            code="token_not_valid",
+        ) from None
+    if token.get(ENVIRONMENT_CLAIM) != environment:
+        raise TokenRefused(
+            f"This refresh token was not issued for the {environment} environment; use it under its own root.",
+            code="token_wrong_environment",
+        )
+    user = User.objects.filter(pk=token.get(jwt_settings.USER_ID_CLAIM)).first()
+    if user is None or user.partner_id is None:
+        raise TokenRefused("The user of this refresh token no longer exists.", code="user_not_found")
+    if not user.is_active:
+        raise TokenRefused("The user of this refresh token has been deactivated.", code="user_inactive")
+    if token.get(jwt_settings.REVOKE_TOKEN_CLAIM) != get_md5_hash_password(user.password):
+        raise TokenRefused(
+            "The user's password has been changed since this refresh token was issued; log in again.",
+            code="password_changed",
+        )
+    _, spent_now = token.blacklist()
+    if not spent_now:
+        raise TokenRefused(
+            "This refresh token has been used already (each works once) or was revoked; log in again.",
+            code="token_blacklisted",
+        )
+    return _login_result(user, environment=environment)
+
+
+# --- integration credentials (the client-credentials grant) ------------------------------------------------------
+
+CREDENTIAL_SECRET_PREFIX = "cs_"
+CREDENTIALS_PER_CLIENT_ID = 5
+
+
+class TooManyCredentials(ServiceError):
+    status_code = status.HTTP_409_CONFLICT
+    code = "too_many_credentials"
+
+
+@transaction.atomic
+def credential_create(*, client_id: ClientId, created_by: User | None) -> tuple[IntegrationCredential, str]:
+    """A client secret for this ClientID, returned with the credential; only its hash is kept, so it is never
+    shown again. At most CREDENTIALS_PER_CLIENT_ID live ones per ClientID (TooManyCredentials, 409)."""
+    ClientId.objects.select_for_update().filter(pk=client_id.pk).first()  # one creation at a time per ClientID
+    if client_id_credentials(client_id=client_id).count() >= CREDENTIALS_PER_CLIENT_ID:
+        raise TooManyCredentials(
+            f"This ClientID has {CREDENTIALS_PER_CLIENT_ID} live client secrets, the most it may have; "
+            "revoke one first."
+        )
+    secret = f"{CREDENTIAL_SECRET_PREFIX}{secrets.token_urlsafe(32)}"
+    credential = IntegrationCredential.objects.create(
+        partner_id=client_id.partner_id,
+        client_id=client_id,
+        prefix=secret[:VISIBLE_PREFIX_LENGTH],
+        secret_hash=client_id_hash(secret),
+        created_by=created_by,
+    )
+    audit_record(
+        partner=client_id.partner_id,
+        action=AuditAction.CREDENTIAL_CREATED,
+        actor=created_by,
+        summary=f"Client secret {credential.prefix}… created for ClientID {client_id.prefix}…",
+        credential=credential.pk,
+        client_id=client_id.pk,
+    )
+    return credential, secret
+
+
+def credential_revoke(*, credential: IntegrationCredential, revoked_by: User | None) -> IntegrationCredential:
+    """Revoke a client secret: it obtains no more tokens, and the tokens it obtained are refused at once."""
+    if credential.revoked_at is None:
+        credential.revoked_at = timezone.now()
+        credential.revoked_by = revoked_by
+        credential.save(update_fields=["revoked_at", "revoked_by"])
+        audit_record(
+            partner=credential.partner_id,
+            action=AuditAction.CREDENTIAL_REVOKED,
+            actor=revoked_by,
+            summary=f"Client secret {credential.prefix}… revoked",
+            credential=credential.pk,
+            client_id=credential.client_id_id,
+        )
+    return credential
+
+
+@dataclass(frozen=True)
+class TokenGrant:
+    access_token: str
+    expires_in: int
+
+
+def credential_token_issue(*, client_key: str, client_secret: str, environment: str, ip: str) -> TokenGrant:
+    """The client-credentials grant: an access token for the partner's machine whose ClientID is `client_key` and
+    whose credential's secret is `client_secret`, bound to this environment. Throttled as logins are, the ClientID
+    standing for the e-mail (`ip`: the client's address): raises LoginThrottled, or OAuthError `invalid_client`,
+    counted as a failed login."""
+    retry_after = login_attempt_take(ip=ip, identity=client_key)
+    if retry_after:
+        raise LoginThrottled(login_throttled_message(retry_after), headers={"Retry-After": str(retry_after)})
+    try:
+        credential = credential_get_by_secret(secret=client_secret)
+    except Exception:
+        login_attempt_give_back(ip=ip, identity=client_key)  # undecided (the database is down): no failure
+        raise
+    if credential is None or not hmac.compare_digest(credential.client_id.key_hash, client_id_hash(client_key)):
+        raise invalid_client("The ClientID or client secret is wrong.")  # counted by login_attempt_take
+    client_id = credential.client_id
+    if credential.is_revoked:
+        raise invalid_client("This client secret has been revoked; create another (POST integration/credentials).")
+    if client_id.is_revoked:
+        raise invalid_client("This ClientID has been revoked; ask your operator for a new one.")
+    if client_id.environment != environment:
+        root = _other_root(client_id.environment)
+        raise invalid_client(
+            f"This ClientID is for the {client_id.environment} environment; ask for tokens under {root}."
+        )
+    login_attempt_give_back(ip=ip, identity=client_key)
+    last_use_record(credential)
+    token = CredentialAccessToken.for_credential(credential, environment=environment)
+    return TokenGrant(access_token=str(token), expires_in=int(token.lifetime.total_seconds()))

@@ -1,4 +1,6 @@
+import contextlib
 import hashlib
+import ipaddress
 import math
 import threading
 import time
@@ -12,8 +14,6 @@ from django.http import HttpRequest, HttpResponse
 from rest_framework.exceptions import ErrorDetail, Throttled
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
-
-from partners.models import UserManager
 
 WINDOW_SECONDS = 60
 POLICY_NAME = "client-id"
@@ -245,33 +245,90 @@ class RateLimitHeadersMiddleware:
         return response
 
 
-# --- failed logins, per e-mail, shared by the API login and the admin login -------------------------------------
+# --- failed logins: one budget per client address and e-mail, and per client address, for every login -------------
+
+LOGIN_FAILURES_KEY = "login-failures"
 
 
-def _failure_keys(email: str) -> tuple[str, str]:
-    digest = hashlib.sha256(UserManager.normalize_email(email).encode()).hexdigest()
-    return f"login-failures:{digest}", f"login-failures-since:{digest}"
+@dataclass(frozen=True)
+class _LoginBudget:
+    count_key: str  # the failures counted in this budget's window (attempts under way included)
+    since_key: str  # when its window began: the first failure's time
+    limit: int
 
 
-def login_retry_after(*, email: str) -> int:
-    """Seconds until this e-mail may try again, or 0 when it is not throttled."""
-    count_key, since_key = _failure_keys(email)
-    if cache.get(count_key, 0) < settings.LOGIN_FAILURE_LIMIT:
+def login_address(ip: str) -> str:
+    """What a client's failed logins are counted against: its IPv4 address, or its IPv6 address's /64 (the least a
+    subscriber is given, so that a client cannot take a fresh address for every try)."""
+    try:
+        address = ipaddress.ip_address(ip)
+    except ValueError:
+        return ip  # no address: '' over a Unix socket
+    if address.version == 6 and address.ipv4_mapped:
+        return str(address.ipv4_mapped)
+    if address.version == 6:
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
+
+
+def _login_budgets(*, ip: str, identity: str) -> list[_LoginBudget]:
+    address = login_address(ip)
+    pair = hashlib.sha256(f"{address}\n{identity.strip().lower()}".encode()).hexdigest()
+    per_address = hashlib.sha256(address.encode()).hexdigest()
+    limits = [
+        (f"{LOGIN_FAILURES_KEY}:pair:{pair}", settings.LOGIN_FAILURE_LIMIT),
+        (f"{LOGIN_FAILURES_KEY}:address:{per_address}", settings.LOGIN_FAILURE_ADDRESS_LIMIT),
+    ]
+    return [_LoginBudget(count_key=key, since_key=f"{key}:since", limit=limit) for key, limit in limits if limit > 0]
+
+
+def _failure_add(budget: _LoginBudget, *, now: float, window: int) -> int:
+    cache.add(budget.count_key, 0, timeout=window)
+    try:
+        count = cache.incr(budget.count_key)
+    except ValueError:  # expired between add and incr
+        cache.set(budget.count_key, 1, timeout=window)
+        count = 1
+    if count == 1:  # nothing counted (successful logins were given back): the window starts with this attempt
+        cache.set(budget.since_key, now, timeout=window)
+        cache.touch(budget.count_key, timeout=window)
+    return count
+
+
+def _failure_give_back(budget: _LoginBudget) -> None:
+    with contextlib.suppress(ValueError):  # its window has ended meanwhile
+        cache.decr(budget.count_key)
+
+
+def login_attempt_take(*, ip: str, identity: str) -> int:
+    """Count a login attempt as failed before its secret is checked, against the budget of its client address with
+    this identity (the e-mail; whatever a login is for) and the budget of its client address across identities.
+    Returns 0 when it may go on (call login_attempt_give_back when it succeeds, or cannot be decided), else the
+    seconds to wait, and then nothing is counted. Every login (the API's, the admin's, the console's) calls this with
+    integration_service.client_ip.request_client_ip, so a failure anywhere counts everywhere.
+
+    Counting before checking keeps the budget exact however many attempts race in however many processes (the
+    counters are in the shared cache): of any number at once, only those within the limit go on.
+    """
+    budgets = _login_budgets(ip=ip, identity=identity)
+    window = settings.LOGIN_FAILURE_WINDOW_SECONDS
+    now = time.time()
+    counts = [_failure_add(budget, now=now, window=window) for budget in budgets]
+    over = [budget for budget, count in zip(budgets, counts, strict=True) if count > budget.limit]
+    if not over:
         return 0
-    since = cache.get(since_key) or time.time()
-    return max(1, int(since + settings.LOGIN_FAILURE_WINDOW_SECONDS - time.time()) + 1)
+    for budget in budgets:
+        _failure_give_back(budget)
+    starts = cache.get_many([budget.since_key for budget in over])
+    return max(max(1, math.ceil(starts.get(budget.since_key, now) + window - now)) for budget in over)
+
+
+def login_attempt_give_back(*, ip: str, identity: str) -> None:
+    """Give back what login_attempt_take counted: the attempt succeeded, or could not be decided (the database was
+    unreachable), so it was no failure."""
+    for budget in _login_budgets(ip=ip, identity=identity):
+        _failure_give_back(budget)
 
 
 def login_throttled_message(retry_after: int) -> str:
-    return f"Too many failed logins for this e-mail; try again in {retry_after} seconds."
-
-
-def login_failure_record(*, email: str) -> None:
-    count_key, since_key = _failure_keys(email)
-    window = settings.LOGIN_FAILURE_WINDOW_SECONDS
-    cache.add(since_key, time.time(), timeout=window)
-    cache.add(count_key, 0, timeout=window)
-    try:
-        cache.incr(count_key)
-    except ValueError:  # expired between add and incr
-        cache.set(count_key, 1, timeout=window)
+    return f"Too many failed logins from your address; try again in {retry_after} seconds."

@@ -54,9 +54,7 @@ class PlatformKeyAdmin(admin.ModelAdmin):
             request,
             format_html(
                 'Platform key issued. Copy it now, it is not shown again: <code id="issued-key">{}</code> '
-                '<button type="button" class="button" '
-                "onclick=\"navigator.clipboard.writeText(document.getElementById('issued-key').textContent)\">"
-                "Copy</button>",
+                '<button type="button" class="button" data-copy="issued-key">Copy</button>',
                 key,
             ),
             messages.WARNING,

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 from ingest.parsers import StrictJSONParser
 from integration_service.errors import ServiceError
 from integration_service.openapi import problem_responses
+from integration_service.replicas.routing import replica_reads
 from partners.selectors import partner_get_by_slug
 from platform_api.authentication import PlatformKeyAuthentication, PlatformKeyScopeAllows
 from platform_api.change_items import change_item
@@ -113,6 +114,7 @@ class ChangesView(PlatformView):
         parameters=CHANGES_PARAMETERS,
         responses={200: ChangesPageSerializer, **problem_responses(400, 401, descriptions=PLATFORM_PROBLEMS)},
     )
+    @replica_reads
     def get(self, request: Request) -> Response:
         query = _validated(ChangesQuerySerializer, request, ("after", "limit", "environment"))
         after = request.query_params.get("after")
@@ -142,6 +144,7 @@ class ProjectListView(PlatformView):
             **problem_responses(400, 401, 404, descriptions=PLATFORM_PROBLEMS),
         },
     )
+    @replica_reads
     def get(self, request: Request) -> Response:
         query = _validated(ProjectListQuerySerializer, request, ("partner", "environment", "page", "limit"))
         partner = None
@@ -188,6 +191,7 @@ class ProjectDetailView(PlatformView):
             **problem_responses(401, 404, 410, descriptions=PLATFORM_PROBLEMS),
         },
     )
+    @replica_reads
     def get(self, request: Request, project_id: str) -> Response:
         project = _live_project(project_id)
         return Response(_platform_project(project), headers={"ETag": project_etag(project)})

@@ -3,12 +3,12 @@
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, Max, Prefetch, Q, QuerySet
 
 from ingest.models import RawPush
 from mappings.selectors import mapping_publications
 from partners.choices import Environment
-from partners.models import ClientId, Partner
+from partners.models import ClientId, IntegrationCredential, Partner
 from webhooks.choices import DeliveryStatus
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.selectors import with_oldest_due
@@ -102,8 +102,26 @@ def production_waits(*, partner: Partner) -> list[str]:
 
 
 def partner_client_ids(*, partner: Partner) -> QuerySet[ClientId]:
-    return ClientId.objects.filter(partner=partner).only(
-        "prefix", "label", "environment", "created_at", "last_used_at", "revoked_at"
+    """The partner's ClientIDs, each with its live client secrets (`live_credentials`, newest first)."""
+    live = Prefetch("credentials", queryset=IntegrationCredential.objects.active(), to_attr="live_credentials")
+    return (
+        ClientId.objects.filter(partner=partner)
+        .only("prefix", "label", "environment", "created_at", "last_used_at", "revoked_at")
+        .prefetch_related(live)
+    )
+
+
+def partner_live_client_id(*, partner: Partner, client_id_pk: int) -> ClientId | None:
+    return ClientId.objects.active().filter(partner=partner, pk=client_id_pk).first()
+
+
+def partner_credential(*, partner: Partner, credential_pk: int) -> IntegrationCredential | None:
+    """One live client secret of the partner's, with its ClientID."""
+    return (
+        IntegrationCredential.objects.active()
+        .select_related("client_id")
+        .filter(partner=partner, pk=credential_pk)
+        .first()
     )
 
 

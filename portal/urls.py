@@ -12,7 +12,18 @@ urlpatterns = [
     path("login/", views.login_view, name="portal-login"),
     path("logout/", views.logout_view, name="portal-logout"),
     path("client-ids/", views.client_ids, name="portal-client-ids"),
+    re_path(
+        r"^client-ids/(?P<client_id_pk>[0-9]{1,18})/credentials/$",
+        views.credential_create_view,
+        name="portal-credential-create",
+    ),
+    re_path(
+        r"^credentials/(?P<credential_pk>[0-9]{1,18})/revoke/$",
+        views.credential_revoke_view,
+        name="portal-credential-revoke",
+    ),
     path("guide/", views.guide, name="portal-guide"),
+    re_path(rf"^{ENV}/$", views.environment_page, name="portal-environment"),
     re_path(rf"^{ENV}/pushes/$", views.pushes, name="portal-pushes"),
     re_path(rf"^{ENV}/pushes/(?P<push_id>[^/]+)/$", views.push_detail, name="portal-push"),
     re_path(rf"^{ENV}/webhooks/$", views.webhooks, name="portal-webhooks"),

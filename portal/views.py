@@ -13,9 +13,12 @@ from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods, require_POST
 
 from ingest.diagnostics.cursors import cursor_encode
-from ingest.diagnostics.selectors import raw_push_get, raw_pushes_page
+from ingest.diagnostics.selectors import raw_push_get, raw_push_issues_with_origin, raw_pushes_page
+from integration_service.client_ip import request_client_ip
+from mappings.selectors import mapping_in_force
 from partners.choices import Environment
-from partners.throttling import login_failure_record, login_retry_after, login_throttled_message
+from partners.services import TooManyCredentials, credential_create, credential_revoke
+from partners.throttling import login_attempt_give_back, login_attempt_take, login_throttled_message
 from portal.auth import is_partner_user, partner_user_required
 from portal.forms import LoginForm, PushFilterForm, WebhookEndpointForm
 from portal.selectors import (
@@ -24,6 +27,8 @@ from portal.selectors import (
     endpoint_delivery,
     environments_summary,
     partner_client_ids,
+    partner_credential,
+    partner_live_client_id,
     partner_webhook,
     partner_webhooks,
     production_waits,
@@ -64,7 +69,7 @@ def _page(request: HttpRequest, template: str, context: dict, status: int = 200)
 @never_cache
 @require_http_methods(["GET", "POST"])
 def login_view(request: HttpRequest) -> HttpResponse:
-    """The console's own login: partner users only, throttled per e-mail with the API's and the admin's counter."""
+    """The console's own login: partner users only, with the failed-login budget of the API's and the admin's."""
     next_url = request.POST.get("next") or request.GET.get("next") or ""
     if not url_has_allowed_host_and_scheme(
         next_url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
@@ -74,17 +79,24 @@ def login_view(request: HttpRequest) -> HttpResponse:
         return redirect(next_url or "portal:portal-overview")
     form = LoginForm(request.POST if request.method == "POST" else None, request=request)
     if request.method == "POST":
-        retry_after = login_retry_after(email=request.POST.get("email", ""))
+        ip, email = request_client_ip(request), request.POST.get("email", "")
+        retry_after = login_attempt_take(ip=ip, identity=email)
         if retry_after:
             response = render(
                 request, "portal/throttled.html", {"message": login_throttled_message(retry_after)}, status=429
             )
             response["Retry-After"] = str(retry_after)
             return response
-        if form.is_valid():
+        try:
+            valid = form.is_valid()
+        except Exception:
+            login_attempt_give_back(ip=ip, identity=email)  # undecided (the database is down): no failure
+            raise
+        if valid:
+            login_attempt_give_back(ip=ip, identity=email)
             login(request, form.user)  # a new session key: what an operator's admin session held is gone
             return HttpResponseRedirect(next_url or reverse("portal:portal-overview"))
-        login_failure_record(email=request.POST.get("email", ""))
+        # not valid: the attempt stays counted as a failure
     operator = request.user.is_authenticated and not is_partner_user(request.user)
     return render(request, "portal/login.html", {"form": form, "next": next_url, "operator": operator})
 
@@ -110,8 +122,48 @@ def overview(request: HttpRequest) -> HttpResponse:
 
 
 @partner_user_required
+def environment_page(request: HttpRequest, environment: str) -> HttpResponse:
+    """One environment: its root and counts, and the mapping in force there, rule by rule (CONTRACT §19)."""
+    environment = _environment(environment)
+    partner = request.user.partner
+    summary = next(item for item in environments_summary(partner=partner) if item.environment == environment)
+    mapping = mapping_in_force(partner_id=partner.pk, environment=environment)
+    return _page(
+        request, "portal/environment.html", {"environment": environment, "summary": summary, "mapping": mapping}
+    )
+
+
+@partner_user_required
 def client_ids(request: HttpRequest) -> HttpResponse:
     return _page(request, "portal/client_ids.html", {"client_ids": partner_client_ids(partner=request.user.partner)})
+
+
+@partner_user_required
+@require_POST
+def credential_create_view(request: HttpRequest, client_id_pk: int) -> HttpResponse:
+    """A client secret for one of the partner's live ClientIDs, shown on the answer only (as the API's is)."""
+    client_id = partner_live_client_id(partner=request.user.partner, client_id_pk=client_id_pk)
+    if client_id is None:
+        raise Http404("No such live ClientID.")
+    try:
+        credential, secret = credential_create(client_id=client_id, created_by=request.user)
+    except TooManyCredentials as error:
+        messages.error(request, error.detail)
+        return redirect("portal:portal-client-ids")
+    response = _page(request, "portal/credential_secret.html", {"credential": credential, "secret": secret})
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@partner_user_required
+@require_POST
+def credential_revoke_view(request: HttpRequest, credential_pk: int) -> HttpResponse:
+    credential = partner_credential(partner=request.user.partner, credential_pk=credential_pk)
+    if credential is None:
+        raise Http404("No such live client secret.")
+    credential_revoke(credential=credential, revoked_by=request.user)
+    messages.success(request, f"Client secret {credential.prefix}… revoked: its tokens are refused from now on.")
+    return redirect("portal:portal-client-ids")
 
 
 # --- pushes -------------------------------------------------------------------------------------------------------
@@ -151,7 +203,10 @@ def push_detail(request: HttpRequest, environment: str, push_id: str) -> HttpRes
     push = raw_push_get(partner_id=request.user.partner_id, environment=environment, push_id=push_id)
     if push is None:
         raise Http404("No such push.")
-    return _page(request, "portal/push.html", {"environment": environment, "push": push})
+    issues = raw_push_issues_with_origin(push=push)
+    from_earlier = any(issue["fromEarlierPush"] for issue in issues or ())
+    context = {"environment": environment, "push": push, "issues": issues, "from_earlier": from_earlier}
+    return _page(request, "portal/push.html", context)
 
 
 # --- webhooks -----------------------------------------------------------------------------------------------------

@@ -44,6 +44,33 @@ CANONICAL_FIELDS: tuple[CanonicalField, ...] = (
 )
 
 CANONICAL_FIELDS_BY_NAME = {field.name: field for field in CANONICAL_FIELDS}
+# What each field holds, in a partner's words: GET integration/mapping and the partner console show it.
+CANONICAL_DESCRIPTIONS: dict[str, str] = {
+    "name": "The project's name, e.g. the deal's or the customer's.",
+    "status": "Where the project stands: lead, proposal, contracted, design, permitting, installation, inspection, "
+    "pto, completed, on_hold or cancelled.",
+    "customerFirstName": "The customer's first name.",
+    "customerLastName": "The customer's last name.",
+    "customerEmail": "The customer's e-mail address, lower-cased.",
+    "customerPhone": "The customer's phone number, as E.164 (+15034217800).",
+    "addressLine1": "The installation address: street and number.",
+    "addressLine2": "The installation address: unit, suite or floor.",
+    "city": "The installation address: city.",
+    "state": "The installation address: state, province or region.",
+    "postalCode": "The installation address: postal code.",
+    "country": "The installation address: country.",
+    "systemSizeKw": "The system's size in kilowatts, a decimal.",
+    "moduleCount": "How many solar modules the system has, a whole number.",
+    "moduleModel": "The solar modules' make and model.",
+    "inverterModel": "The inverter's make and model.",
+    "batteryCapacityKwh": "The battery's capacity in kilowatt-hours, a decimal.",
+    "contractAmount": "The contract's amount in `currency`, a decimal.",
+    "currency": "The contract amount's currency, an ISO 4217 code (USD, EUR, AUD).",
+    "contractSignedDate": "When the customer signed the contract (YYYY-MM-DD).",
+    "installDate": "When the system is or was installed (YYYY-MM-DD).",
+    "salesRep": "Who sold the project.",
+    "notes": "Free text about the project.",
+}
 CANONICAL_ATTNAMES = tuple(field.attname for field in CANONICAL_FIELDS)
 
 # Decimal columns: digits before and after the point. Values are rounded to DECIMAL_PLACES.

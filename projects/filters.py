@@ -2,6 +2,7 @@ import django_filters
 from django import forms
 from django.db.models import Q, QuerySet
 
+from projects.choices import MappingStatus
 from projects.date_filters import DateFilterError, InstantRange, parse_date_filter
 from projects.models import Project
 
@@ -56,6 +57,28 @@ class IncludeDeletedFilter(django_filters.Filter):
         return qs if value else qs.filter(deleted_date__isnull=True)
 
 
+class MappingStatusField(forms.CharField):
+    """One of the mapping statuses, written so; anything else, an empty value too, is an error rather than no filter.
+    The same words as the pushes list's (ingest/diagnostics/serializers.py)."""
+
+    def clean(self, value: str | None) -> str | None:
+        if value is None:  # the parameter is absent
+            return None
+        if value not in MappingStatus.values:
+            statuses = ", ".join(MappingStatus.values)
+            raise forms.ValidationError(f"'{value}' is not a mapping status; use one of {statuses}.", code="invalid")
+        return value
+
+
+class MappingStatusFilter(django_filters.Filter):
+    """The project's mapping status (CONTRACT §19); a deleted project keeps the one it last had."""
+
+    field_class = MappingStatusField
+
+    def filter(self, qs: QuerySet, value: str | None) -> QuerySet:
+        return qs if value is None else qs.filter(**{self.field_name: value})
+
+
 class TieBreakingOrderingFilter(django_filters.OrderingFilter):
     """Orders by the chosen date, then by id in the same direction, so pages never overlap or skip."""
 
@@ -70,6 +93,7 @@ ORDERING_CHOICES = ("updatedDate", "-updatedDate", "submittedDate", "-submittedD
 
 class ProjectFilter(django_filters.FilterSet):
     externalId = django_filters.CharFilter(field_name="external_id", lookup_expr="exact")
+    mappingStatus = MappingStatusFilter(field_name="mapping_status")
     submittedDate = DateExpressionFilter(field_name="submitted_date")
     updatedDate = DateExpressionFilter(field_name="updated_date")
     includeDeleted = IncludeDeletedFilter(field_name="deleted_date")

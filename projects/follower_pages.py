@@ -16,6 +16,7 @@ from datetime import datetime
 
 from django.db import connection
 
+from integration_service.replicas.routing import reads_connection
 from projects.change_log import followers_visible_sql
 from projects.json_sql import json_joined, project_column, project_json_columns
 from projects.models import Project
@@ -68,11 +69,11 @@ def follower_page(*, partner_id: int, environment: str, params: dict[str, str], 
         exclude_data=page.exclude_data,
         include_deleted=page.include_deleted,
         bounded=count.high is not None,
-        in_transaction=connection.in_atomic_block,
+        in_transaction=reads_connection().in_atomic_block,
     )
     scope = [partner_id, environment]
     bounds = [count.low, count.high] if count.high is not None else [count.low]
-    with connection.cursor() as cursor:
+    with reads_connection().cursor() as cursor:  # the replica serving the request, if one does
         cursor.execute(statement, [*scope, *bounds, *scope, page.watermark, page.limit])
         rows = cursor.fetchall()
     total = count.total(rows[0][0])

@@ -2,12 +2,14 @@
 
 Counting 300,000 rows costs tens of milliseconds, and a CRM paging through its projects asks the same total on
 every page. Totals are cached under data versions of (partner, environment) that writes replace after they
-commit, so a cached total is never read for data that changed since it was counted:
+commit, so a cached total is never read for data that changed since it was counted (a replacement that fails is
+tried again, and a version expires a minute after it was last replaced: projects_changed):
 
 - the "created" version changes when a project is created, deleted or restored (CONTRACT §12: the lists hide
   deleted projects): every total depends on it;
-- the "updated" version changes when a project's updatedDate moves: only totals filtered by updatedDate depend
-  on it, so the pushes that update projects (most of them) leave the other totals cached.
+- the "updated" version changes when a project's updatedDate moves: only totals filtered by updatedDate or by
+  mappingStatus (which changes only with updatedDate) depend on it, so the pushes that update projects (most of
+  them) leave the other totals cached.
 
 A follower pages `updatedDate=gt:<watermark>` with a new watermark every page, so its totals never repeat. While
 the data versions stand, the last follower total of these criteria is kept with its watermark W ("the base"), and
@@ -15,21 +17,33 @@ the total for gt:X is the base moved by the rows between the two watermarks (a r
 instead of a count of every remaining row.
 """
 
+import functools
 import hashlib
+import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
+from django.db import DEFAULT_DB_ALIAS
 from django.db.models import QuerySet
 
+from integration_service.replicas.routing import reads_alias
+from observability.after_commit import on_commit_soft
 from projects.date_filters import DateFilterError, parse_date_filter
 
 TOTAL_TIMEOUT_SECONDS = 600
+# A data version lives this long after it was last replaced (or started), then a new one starts and every total is
+# counted again: a bound on how long a total can outlive a replacement that failed (Redis gone as a write committed),
+# at the cost of a count a minute for a partner environment that is read but not written.
+VERSION_TIMEOUT_SECONDS = 60
 PAGING_PARAMETERS = frozenset({"page", "limit", "exclude"})  # parameters that do not change the total
+# Filters on what a change of a project can move (its updatedDate, its mapping status): their totals depend on the
+# "updated" data version too. Every write that changes a mapping status moves updatedDate (mappings/project_writes.py).
+CHANGED_BY_UPDATES = frozenset({"updatedDate", "mappingStatus"})
 
 
 def _version_key(partner_id: int, environment: str, kind: str) -> str:
@@ -37,23 +51,71 @@ def _version_key(partner_id: int, environment: str, kind: str) -> str:
 
 
 def projects_changed(*, partner_id: int, environment: str, created: bool) -> None:
-    """Mark the partner's projects in this environment as changed, once the current transaction commits."""
+    """Mark the partner's projects in this environment as changed, once the current transaction commits.
+
+    That replacement cannot fail the stored write (observability/after_commit.py). When Redis is gone that instant,
+    the versions are replaced at this process's next use of the totals (_replacements_retry), and at the latest
+    they expire VERSION_TIMEOUT_SECONDS after they were last replaced: no total outlives a failed replacement
+    longer than that.
+    """
     kinds = ("created", "updated") if created else ("updated",)
+    on_commit_soft(
+        functools.partial(_versions_replace_after_commit, partner_id, environment, kinds), step="projects_changed"
+    )
 
-    def replace_versions() -> None:
-        now = time.time_ns()
-        cache.set_many({_version_key(partner_id, environment, kind): now for kind in kinds}, timeout=None)
 
-    transaction.on_commit(replace_versions)
+# Data versions whose replacement after a commit failed, by (partner, environment): replaced at this process's next
+# use of the totals, before anything is read or counted under them.
+_replacements_pending: dict[tuple[int, str], set[str]] = {}
+_replacements_lock = threading.Lock()
+
+
+def _versions_replace(partner_id: int, environment: str, kinds: Iterable[str]) -> None:
+    now = time.time_ns()
+    cache.set_many(
+        {_version_key(partner_id, environment, kind): now for kind in kinds}, timeout=VERSION_TIMEOUT_SECONDS
+    )
+
+
+def _versions_replace_after_commit(partner_id: int, environment: str, kinds: tuple[str, ...]) -> None:
+    try:
+        _replacements_retry()
+        _versions_replace(partner_id, environment, kinds)
+    except Exception:
+        _replacements_keep([((partner_id, environment), set(kinds))])
+        raise
+
+
+def _replacements_keep(replacements: list[tuple[tuple[int, str], set[str]]]) -> None:
+    with _replacements_lock:
+        for scope, kinds in replacements:
+            _replacements_pending.setdefault(scope, set()).update(kinds)
+
+
+def _replacements_retry() -> None:
+    """Replace the versions whose replacement after a commit failed; raises (keeping what is left) when Redis is
+    still away, as the read or write that called would have."""
+    if not _replacements_pending:
+        return
+    with _replacements_lock:
+        pending = list(_replacements_pending.items())
+        _replacements_pending.clear()
+    for done, ((partner_id, environment), kinds) in enumerate(pending):
+        try:
+            _versions_replace(partner_id, environment, kinds)
+        except Exception:
+            _replacements_keep(pending[done:])
+            raise
 
 
 def _versions(partner_id: int, environment: str, kinds: list[str]) -> list[int]:
     """The data versions of these kinds, read in one round trip (a missing one is started, and read again)."""
+    _replacements_retry()
     keys = [_version_key(partner_id, environment, kind) for kind in kinds]
     found = cache.get_many(keys)
     for key in keys:
         if found.get(key) is None:
-            cache.add(key, time.time_ns(), timeout=None)
+            cache.add(key, time.time_ns(), timeout=VERSION_TIMEOUT_SECONDS)
             found[key] = cache.get(key)
     return [found[key] for key in keys]
 
@@ -62,7 +124,7 @@ def _total_key(prefix: str, partner_id: int, environment: str, filters: dict, *,
     """The cache key of a total of these criteria (the filters but the `ignored`) under the data versions it depends
     on: the "updated" one too when the criteria name updatedDate."""
     criteria = sorted((name, value) for name, value in filters.items() if name not in ignored)
-    kinds = ["created", "updated"] if "updatedDate" in filters else ["created"]
+    kinds = ["created", "updated"] if filters.keys() & CHANGED_BY_UPDATES else ["created"]
     versions = _versions(partner_id, environment, kinds)
     signature = hashlib.sha256(urlencode(criteria).encode()).hexdigest()[:32]
     return f"{prefix}:{partner_id}:{environment}:{'-'.join(map(str, versions))}:{signature}"
@@ -97,11 +159,17 @@ class FollowerCount:
         return self.base_total + counted if self.behind_base else self.base_total - counted
 
 
+def _totals_cached() -> bool:
+    """Whether this request's totals use the cache. Not on a replica: its count can be behind the data versions the
+    primary's writes already replaced, and kept under them it would be served as current."""
+    return settings.PROJECT_TOTALS_CACHED and reads_alias() == DEFAULT_DB_ALIAS
+
+
 def follower_count(*, partner_id: int, environment: str, filters: dict, watermark: datetime) -> FollowerCount:
     """How to count the total of a follower's page at `watermark` (filters: the query string, updatedDate=gt:X
     among them): from the base its criteria last left, when the data versions still stand, else all the rows
     after the watermark. Keep the total with follower_total_keep."""
-    if not settings.PROJECT_TOTALS_CACHED:
+    if not _totals_cached():
         return _everything_after(watermark, key=None)
     key = _total_key("projects-follow", partner_id, environment, filters, ignored=PAGING_PARAMETERS | {"updatedDate"})
     base = cache.get(key)
@@ -146,7 +214,7 @@ def project_total(
     Counted every time unless PROJECT_TOTALS_CACHED: a process-local cache would not see another worker's writes.
     `unfiltered`: the same query without its updatedDate filter, which lets a follower's total move from the last one.
     """
-    if not settings.PROJECT_TOTALS_CACHED:
+    if not _totals_cached():
         return queryset.count()
     watermark = follower_watermark(filters) if unfiltered is not None else None
     if watermark is not None:

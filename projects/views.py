@@ -1,4 +1,5 @@
 from django.conf import settings
+from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
@@ -6,9 +7,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from integration_service.conditional import conditional_get
 from integration_service.openapi import ProblemSerializer, problem_responses
 from integration_service.problems import PROBLEM_CONTENT_TYPE
+from integration_service.replicas.routing import replica_reads
 from projects.change_log import followers_visible
+from projects.choices import MappingStatus
 from projects.errors import ProjectGone
 from projects.filters import ORDERING_CHOICES
 from projects.follower_pages import follower_page, follower_page_request
@@ -39,6 +43,12 @@ LIST_PARAMETERS = [
         enum=list(ORDERING_CHOICES),
     ),
     OpenApiParameter("externalId", str, description="Only the project with this id of your CRM (exact match)."),
+    OpenApiParameter(
+        "mappingStatus",
+        str,
+        enum=list(MappingStatus.values),
+        description="Only projects with this mapping status (a tombstone: the one the project last had).",
+    ),
     OpenApiParameter(
         "exclude",
         str,
@@ -86,13 +96,15 @@ class ProjectListView(APIView):
         summary="List projects",
         description=(
             "Your projects in this environment, newest `updatedDate` first unless `ordering` says otherwise, "
-            "`limit` per page. Filter by `submittedDate` / `updatedDate` and by your CRM's `externalId`. To follow "
+            "`limit` per page. Filter by `submittedDate` / `updatedDate`, by your CRM's `externalId` and by "
+            "`mappingStatus`. To follow "
             "changes, page `ordering=updatedDate&updatedDate=gt:<the last updatedDate you saw>`. A parameter not "
             "listed here is a 400, so a typo never returns everything."
         ),
         parameters=LIST_PARAMETERS,
         responses={200: ProjectPageSerializer, **problem_responses(400, 401, 403, 429, 503)},
     )
+    @replica_reads
     def get(self, request: Request, environment: str) -> Response:
         params = request.query_params.dict()  # a plain dict, so "page=" is an invalid value, not a missing one
         limits = {"max_limit": settings.PROJECT_PAGE_SIZE_MAX, "default_limit": settings.PROJECT_PAGE_SIZE_DEFAULT}
@@ -166,11 +178,34 @@ class ProjectDetailView(APIView):
         summary="Get one project",
         description=(
             "One project by the `id` a push returned: canonical fields, issues and the accumulated `data`. A project "
-            "your CRM deleted answers 410 with its `deletedDate`."
+            "your CRM deleted answers 410 with its `deletedDate`. The answer's `ETag` changes whenever the project "
+            "does: send it back as `If-None-Match` and an unchanged project answers 304 Not Modified, with no body."
         ),
-        parameters=[OpenApiParameter("project_id", str, OpenApiParameter.PATH, description="The project's UUID.")],
-        responses={200: ProjectSerializer, **problem_responses(401, 403, 404, 429, 503), **GONE_RESPONSE},
+        parameters=[
+            OpenApiParameter("project_id", str, OpenApiParameter.PATH, description="The project's UUID."),
+            OpenApiParameter(
+                "If-None-Match",
+                str,
+                OpenApiParameter.HEADER,
+                description="The `ETag` of the project as you last read it (or a list of them, or `*`): if it is "
+                "still the same, the answer is 304 Not Modified with no body.",
+            ),
+            OpenApiParameter(
+                "ETag",
+                str,
+                OpenApiParameter.HEADER,
+                response=[200, 304],
+                description="A strong ETag of this answer's body: it changes whenever the project as you pull it does.",
+            ),
+        ],
+        responses={
+            200: ProjectSerializer,
+            304: OpenApiResponse(description="Not Modified: your If-None-Match holds the current ETag. No body."),
+            **problem_responses(401, 403, 404, 429, 503),
+            **GONE_RESPONSE,
+        },
     )
+    @replica_reads
     def get(self, request: Request, environment: str, project_id: str) -> Response:
         project = project_get(partner_id=request.client_id.partner_id, environment=environment, project_id=project_id)
         if project is None:
@@ -178,3 +213,7 @@ class ProjectDetailView(APIView):
         if project.deleted_date is not None:
             raise ProjectGone(project)
         return Response(ProjectSerializer(project).data)
+
+    def finalize_response(self, request: Request, response: Response, *args, **kwargs) -> HttpResponse:
+        """The answer with its ETag, or 304 when the client has it (CONTRACT §19); errors as they are."""
+        return conditional_get(request, super().finalize_response(request, response, *args, **kwargs))

@@ -37,6 +37,9 @@ def gunicorn_serving(
             "SECRET_KEY": "gunicorn-test-only-" + "x" * 40,
             "ALLOWED_HOSTS": "127.0.0.1",
             "REDIS_URL": "",
+            # No shared cache and DEBUG off: refused unless allowed (partners/checks.py). These servers try other
+            # things; tests/partners/test_login_budget_servers.py serves two processes on one Redis.
+            "LOCAL_CACHE_ALLOWED": "1",
             **env,
         }
         if migrated:

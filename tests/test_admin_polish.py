@@ -23,6 +23,7 @@ def test_the_console_has_the_service_s_name_and_only_what_operators_use(admin_cl
         "Partner",
         "User",
         "ClientId",
+        "IntegrationCredential",
         "MappingVersion",
         "RawPush",
         "ReprocessRun",

@@ -8,6 +8,11 @@ pytestmark = pytest.mark.django_db
 
 OPERATIONS = {
     ("/auth/email/login", "post"): "login",
+    ("/auth/token", "post"): "get_token",
+    ("/auth/token/refresh", "post"): "refresh_token",
+    ("/integration/credentials", "get"): "list_credentials",
+    ("/integration/credentials", "post"): "create_credential",
+    ("/integration/credentials/{credential_id}", "delete"): "revoke_credential",
     ("/externals/push", "post"): "push",
     ("/externals/push/batch", "post"): "push_batch",
     ("/externals/projects/{external_id}", "delete"): "delete_project",
@@ -28,8 +33,14 @@ OPERATIONS = {
     ("/integration/exports/{export_id}/download", "get"): "download_export",
     ("/integration/pushes", "get"): "list_pushes",
     ("/integration/pushes/{push_id}", "get"): "get_push",
+    ("/integration/mapping", "get"): "get_mapping",
 }
-WITHOUT_CREDENTIALS = {"/auth/email/login", "/integration/exports/{export_id}/download"}  # the link is signed
+WITHOUT_CREDENTIALS = {
+    "/auth/email/login",
+    "/auth/token",  # the client authenticates by HTTP Basic or the form: RFC 6749's, not the API's scheme
+    "/auth/token/refresh",
+    "/integration/exports/{export_id}/download",  # the link is signed
+}
 DOCUMENTS = {"sandbox": "/sandbox/api/v1/schema/", "production": "/api/v1/schema/"}
 SERVERS = {"sandbox": "/sandbox/api/v1", "production": "/api/v1"}
 
@@ -84,10 +95,11 @@ def test_calls_after_login_need_this_roots_token_and_client_id(schemas, environm
         ("/externals/push", "post", {"200", "201", "400", "401", "403", "413", "415", "429", "503"}),
         ("/externals/push/batch", "post", {"200", "400", "401", "403", "413", "415", "429", "503"}),
         ("/integration/projects", "get", {"200", "400", "401", "403", "429", "503"}),
-        ("/integration/projects/{project_id}", "get", {"200", "401", "403", "404", "410", "429", "503"}),
+        ("/integration/projects/{project_id}", "get", {"200", "304", "401", "403", "404", "410", "429", "503"}),
         ("/externals/projects/{external_id}", "delete", {"200", "401", "403", "404", "429", "503"}),
         ("/integration/pushes", "get", {"200", "400", "401", "403", "429", "503"}),
         ("/integration/pushes/{push_id}", "get", {"200", "401", "403", "404", "429", "503"}),
+        ("/integration/mapping", "get", {"200", "400", "401", "403", "404", "429", "503"}),
         ("/integration/exports", "post", {"202", "400", "401", "403", "413", "415", "429", "503"}),
         ("/integration/exports/{export_id}", "get", {"200", "401", "403", "404", "429", "503"}),
         ("/integration/exports/{export_id}/download", "get", {"200", "404", "410", "503"}),
@@ -133,11 +145,14 @@ def test_descriptions_speak_to_partners_not_about_the_implementation(schemas, en
 
 def test_swagger_ui_lists_the_sandbox_first_and_loads_no_outside_assets(db):
     response = APIClient().get("/api/v1/docs/")
+    script = APIClient().get("/api/v1/docs/?script=")  # the initializer: a script of its own under the CSP
 
-    assert response.status_code == HTTPStatus.OK
-    page = response.content.decode()
+    assert (response.status_code, script.status_code) == (HTTPStatus.OK, HTTPStatus.OK)
+    assert "cdn." not in response.content.decode() and "jsdelivr" not in response.content.decode()
+    page = script.content.decode()
     assert page.index("/sandbox/api/v1/schema/?format=json") < page.index('"/api/v1/schema/?format=json"')
     assert '"urls.primaryName": "Sandbox (/sandbox/api/v1)"' in page
+    assert '"validatorUrl": null' in page  # no badge from swagger.io
     assert 'layout: "StandaloneLayout"' in page
     assert "cdn." not in page and "jsdelivr" not in page
 
@@ -173,10 +188,26 @@ def test_exports_document_their_location_link_and_ndjson_file(schemas):
     assert {parameter["name"] for parameter in download["parameters"]} == {"export_id", "expires", "signature"}
 
 
+def test_the_mapping_is_typed_field_by_field(schemas):
+    """CONTRACT §19: a generated client reads each rule's members, not a bare object."""
+    components = schemas["sandbox"]["components"]["schemas"]
+    answer = schemas["sandbox"]["paths"]["/integration/mapping"]["get"]["responses"]["200"]["content"]
+    assert answer["application/json"]["schema"] == {"$ref": "#/components/schemas/Mapping"}
+
+    mapping, rule = components["Mapping"], components["MappingField"]
+
+    assert mapping["required"] == ["fields", "publishedDate", "version"]
+    assert mapping["properties"]["fields"]["items"] == {"$ref": "#/components/schemas/MappingField"}
+    assert sorted(rule["properties"]) == ["description", "expression", "field", "required", "sources", "type"]
+    assert rule["properties"]["sources"]["items"] == {"type": "string"}
+
+
 SELF_SERVICE = [
     key
     for key in OPERATIONS
-    if key[0].startswith(("/integration/webhooks", "/integration/events", "/integration/pushes"))
+    if key[0].startswith(
+        ("/integration/webhooks", "/integration/events", "/integration/pushes", "/integration/mapping")
+    )
 ]
 
 

@@ -22,6 +22,7 @@ def test_deploy_check_passes_with_production_like_settings():
         DEBUG="0",
         SECRET_KEY="x" * 64 + "-a-long-random-production-secret-key",
         ALLOWED_HOSTS="integrations.example.com",
+        REDIS_URL="redis://127.0.0.1:6379/13",  # not connected to: a shared cache is configured (partners/checks.py)
         SECURE_SSL_REDIRECT="1",
         SECURE_HSTS_SECONDS="31536000",
         SECURE_HSTS_PRELOAD="1",

@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from integration_service.errors import ServiceError
 from integration_service.openapi import problem_responses
+from integration_service.replicas.routing import replica_reads
 from projects.serializers import iso_datetime
 from webhooks import selectors, services
 from webhooks.cursors import delivery_cursor, event_cursor
@@ -123,7 +124,7 @@ class WebhookListView(APIView):
                 event_types=values.get("events"),
                 description=values["description"],
                 is_enabled=values["enabled"],
-                created_by=request.user,
+                created_by=request.caller.person,
                 max_per_environment=ENDPOINTS_PER_ENVIRONMENT,
             )
         except DjangoValidationError as error:
@@ -344,6 +345,7 @@ class EventListView(APIView):
         responses={200: EventPageSerializer, **problem_responses(400, 401, 403, 429, 503)},
         examples=[EVENT_PAGE_EXAMPLE],
     )
+    @replica_reads
     def get(self, request: Request, environment: str) -> HttpResponse:
         query = _valid(EventQuerySerializer, request.query_params.dict())
         rows, has_more = selectors.events_replay(

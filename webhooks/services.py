@@ -15,6 +15,7 @@ from django.utils.module_loading import import_string
 
 from integration_service.errors import ServiceError
 from integration_service.rows import row_insert, rows_insert
+from observability.after_commit import on_commit_soft
 from partners.choices import Environment
 from partners.models import Partner, User
 from projects.models import Project
@@ -354,4 +355,8 @@ def _drain_soon(endpoint_id: int) -> None:
     """Have the endpoint drained once this transaction commits: its NOTIFY wakes the workers' delivery loop, and
     the hook queues a drain task unless one is queued and not started yet (webhooks/tasks.py)."""
     deliveries_due_notify(endpoint_ids=[endpoint_id])
-    transaction.on_commit(functools.partial(import_string(DRAIN_REQUEST_HOOK), endpoint_id=endpoint_id))
+    # Soft: a database gone the instant after the commit leaves the deliveries pending, and the workers' sweep
+    # (webhooks/engine.py) finds them; the write they follow stands and is answered as stored.
+    on_commit_soft(
+        functools.partial(import_string(DRAIN_REQUEST_HOOK), endpoint_id=endpoint_id), step="webhook_drain_request"
+    )

@@ -5,18 +5,15 @@ Bounded whatever the pushes hold: at most MAX_VALUES_PER_PUSH values of each pus
 (no further push is even fetched), and the first MAX_KEYS distinct key paths are kept.
 """
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from json import dumps
-from json.encoder import encode_basestring
 from typing import Any
 
-from workbench.source_usage import key_used_by, source_paths
+from mappings.source_usage import jmespath_identifier, key_used_by, source_paths
 
-_PLAIN_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 EXAMPLES_PER_KEY = 3
 EXAMPLE_LENGTH = 60
 # A page of key paths an operator can read, and a reading that stays well under a second: at most 20 pushes'
@@ -28,24 +25,29 @@ DISTINCT_VALUES = 20
 DISTINCT_VALUE_LENGTH = 200
 
 
-def jmespath_identifier(key: str) -> str:
-    """A key as a JMESPath identifier: bare when it can be, quoted otherwise (hash keys, spaces, dashes...)."""
-    if _PLAIN_IDENTIFIER.match(key):
-        return key
-    return encode_basestring(key)  # json.dumps(key, ensure_ascii=False) without its per-call set-up
-
-
 def key_paths(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """Every path to a scalar in `value`, with the scalar: objects by key, arrays as projections (`[*]`)."""
-    if isinstance(value, dict):
-        for key, child in value.items():
-            identifier = jmespath_identifier(str(key))
-            yield from key_paths(child, f"{prefix}.{identifier}" if prefix else identifier)
-    elif isinstance(value, list):
-        for child in value:
-            yield from key_paths(child, f"{prefix}[*]")
-    elif prefix:
-        yield prefix, value
+    """Every path to a scalar in `value`, with the scalar: objects by key, arrays as projections (`[*]`), in document
+    order. Walked with a stack of iterators rather than recursion: no nesting overflows it."""
+    pending = [iter([(prefix, value)])]
+    while pending:
+        item = next(pending[-1], None)
+        if item is None:
+            pending.pop()
+            continue
+        path, child = item
+        if isinstance(child, dict | list):
+            pending.append(_children(path, child))
+        elif path:
+            yield path, child
+
+
+def _children(prefix: str, value: dict | list) -> Iterator[tuple[str, Any]]:
+    if isinstance(value, list):
+        return ((f"{prefix}[*]", child) for child in value)
+    return (
+        (f"{prefix}.{jmespath_identifier(str(key))}" if prefix else jmespath_identifier(str(key)), child)
+        for key, child in value.items()
+    )
 
 
 @dataclass

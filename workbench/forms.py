@@ -4,7 +4,7 @@ from typing import Any
 from django import forms
 
 from mappings.converters import MAPPING_TYPES, quoted
-from mappings.documents import rule_problems
+from mappings.documents import TOO_DEEP, NestedTooDeep, json_load_bounded, rule_problems
 from mappings.normalization import FieldRule
 from projects.canonical import CANONICAL_FIELDS
 from projects.choices import ProjectStatus
@@ -13,9 +13,10 @@ RULE_FORM_FIELDS = {"source", "type", "default", "required"}
 
 
 def _json_or_text(text: str) -> Any:
-    """A default as operators type it: JSON when it parses (`0.5`, `true`, `"x"`), else the text itself (`USD`)."""
+    """A default as operators type it: JSON when it parses (`0.5`, `true`, `"x"`), else the text itself (`USD`).
+    NestedTooDeep when it nests deeper than a mapping document may."""
     try:
-        return json.loads(text)
+        return json_load_bounded(text)
     except ValueError:
         return text
 
@@ -56,7 +57,10 @@ class MappingRowForm(forms.Form):
         else:
             fix = f"type {mapping_type} takes no options, leave the box empty."
         try:
-            options = json.loads(text or "{}")
+            options = json_load_bounded(text or "{}")
+        except NestedTooDeep:
+            self.add_error("options", f"The options are {TOO_DEEP}.")
+            return None
         except json.JSONDecodeError as error:
             where = f"column {error.colno}" if error.lineno == 1 else f"line {error.lineno}, column {error.colno}"
             reason = error.msg[0].lower() + error.msg[1:]
@@ -95,7 +99,11 @@ class MappingRowForm(forms.Form):
             return data
         spec = {**options, "source": source, "type": mapping_type}
         if data.get("default"):
-            spec["default"] = _json_or_text(data["default"])
+            try:
+                spec["default"] = _json_or_text(data["default"])
+            except NestedTooDeep:
+                self.add_error("default", f"The default is {TOO_DEEP}.")
+                return data
         if data.get("required"):
             spec["required"] = True
         for problem in rule_problems(data["field"], spec, path="row"):

@@ -4,6 +4,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from mappings.evaluation import within_page_allowance
 from mappings.project_writes import NORMALIZED_ATTNAMES
 from mappings.reprocessing import project_normalization_outdated
 from mappings.selectors import mapping_publications, mapping_rules_of_version
@@ -80,10 +81,13 @@ def environment_health(*, partner: Partner, environment: str, sample: int = HEAL
 
 def _outdated_count(*, version_id: int, project_ids: list) -> int:
     """How many of these projects the version would normalize otherwise than stored. Only projects last written
-    before its publication can: a push since was normalized with it, and so was a reprocessing that changed them."""
+    before its publication can: a push since was normalized with it, and so was a reprocessing that changed them.
+    Counted on as many as the page's allowance evaluates (mappings/evaluation.py)."""
     rules = mapping_rules_of_version(version_id=version_id)
     projects = Project.objects.filter(pk__in=project_ids).only("source_data", *NORMALIZED_ATTNAMES)
-    return sum(project_normalization_outdated(project=project, rules=rules) for project in projects)
+    return sum(
+        project_normalization_outdated(project=project, rules=rules) for project in within_page_allowance(projects)
+    )
 
 
 @dataclass(frozen=True)

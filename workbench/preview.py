@@ -6,6 +6,7 @@ from typing import Any
 
 from ingest.models import RawPush
 from ingest.selectors import pushes_recent
+from mappings.evaluation import within_page_allowance
 from mappings.issue_values import issue_value
 from mappings.normalization import FieldRule, normalize, source_value
 from mappings.plausibility import field_readings, plausibility_hints
@@ -77,7 +78,8 @@ def mapping_preview_compare(
 ) -> WorkbenchPreview:
     """`rules` (saved or not) on the partner's latest pushes, beside the rules each push's environment uses now.
 
-    `versions`: environment → the number of the version it uses, for the column headings.
+    `versions`: environment → the number of the version it uses, for the column headings. As many pushes as the
+    page's allowance evaluates (mappings/evaluation.py).
     """
     current_rules = {
         environment: mapping_rules_for_partner(partner_id=partner.pk, environment=environment)
@@ -85,7 +87,7 @@ def mapping_preview_compare(
     }
     edited_by_field = {rule.field: rule for rule in rules}
     pushes, results = [], []
-    for push in pushes_recent(partner=partner, limit=limit):
+    for push in within_page_allowance(pushes_recent(partner=partner, limit=limit)):
         current_by_field = {rule.field: rule for rule in current_rules[push.environment]}
         before, after = normalize(push.data, current_rules[push.environment]), normalize(push.data, rules)
         by_field = {**current_by_field, **edited_by_field}  # where the source column reads from

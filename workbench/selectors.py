@@ -6,6 +6,7 @@ from collections.abc import Iterable, Iterator
 from django.db.models import Func, IntegerField, QuerySet
 
 from ingest.models import RawPush
+from mappings.evaluation import OPERATOR_PAGE_SAMPLE, PageAllowance, within_page_allowance
 from mappings.models import MappingPublication
 from mappings.normalization import FieldRule, apply_rule, normalize
 from mappings.selectors import mapping_rules_for_partner
@@ -26,11 +27,12 @@ def _published_numbers(partner: Partner) -> dict[str, int | None]:
     return numbers
 
 
-def partner_onboarding(*, partner: Partner, recent: int = 200) -> dict:
+def partner_onboarding(*, partner: Partner, recent: int = OPERATOR_PAGE_SAMPLE) -> dict:
     """What an operator needs to judge a partner's integration: credentials, mappings, and how sandbox pushes map.
 
     The latest `recent` sandbox pushes are normalized with the current mappings, so the share reflects a mapping
-    change at once, before any reprocessing; only those pushes are read, whatever the partner's history.
+    change at once, before any reprocessing; only those pushes are read, whatever the partner's history, and only
+    as many as the page's allowance evaluates (mappings/evaluation.py: OPERATOR_PAGE_SECONDS).
     """
     rules = mapping_rules_for_partner(partner_id=partner.pk, environment=Environment.SANDBOX)
     pushes = (
@@ -38,7 +40,7 @@ def partner_onboarding(*, partner: Partner, recent: int = 200) -> dict:
         .order_by("-received_at", "-id")
         .values_list("data", flat=True)[:recent]
     )
-    results = [normalize(data, rules) for data in pushes]
+    results = [normalize(data, rules) for data in within_page_allowance(pushes)]
     statuses = Counter(result.mapping_status for result in results)
     issue_counts = Counter((issue["field"], issue["reason"]) for result in results for issue in result.issues)
     client_ids = partner.client_ids.filter(revoked_at__isnull=True)
@@ -68,7 +70,8 @@ class _OctetLength(Func):
 
 def source_key_discovery(*, partner: Partner, sample: int = 1000, rules: list[FieldRule] | None = None) -> Discovery:
     """Key paths of the partner's latest `sample` pushes, with counts, examples and the mappings that use them, and
-    each rule's fill rate over the same pushes. `rules`: the sandbox's when not given (the workbench's edited ones).
+    each rule's fill rate over the first of them the page's allowance evaluates (OPERATOR_PAGE_SAMPLE, within
+    OPERATOR_PAGE_SECONDS: mappings/evaluation.py). `rules`: the sandbox's when not given (the workbench's edited ones).
 
     A push can be a megabyte: only the latest pushes within DISCOVERY_MAX_BYTES are read (their sizes are read
     first), a few at a time, and only as far as discovery's own limits go.
@@ -77,19 +80,19 @@ def source_key_discovery(*, partner: Partner, sample: int = 1000, rules: list[Fi
         rules = mapping_rules_for_partner(partner_id=partner.pk, environment=Environment.SANDBOX)
     sources = {rule.field: rule.source for rule in rules}
     filled: Counter = Counter()
+    allowance = PageAllowance()
 
     def filling(documents: Iterable[dict]) -> Iterator[dict]:
         for document in documents:
-            filled.update(rule.field for rule in rules if apply_rule(rule, document)[0] is not None)
+            if rules and allowance.take():
+                filled.update(rule.field for rule in rules if apply_rule(rule, document)[0] is not None)
             yield document
 
     latest = RawPush.objects.filter(partner=partner).order_by("-received_at", "-id")
     within, sampled = pushes_within_budget(pushes=latest, sample=sample)
     discovery = discover_keys(filling(latest.values_list("data", flat=True)[:within].iterator(chunk_size=20)), sources)
     discovery.capped = discovery.capped or within < sampled
-    discovery.fill_rates = {
-        rule.field: FillRate(filled=filled[rule.field], sampled=discovery.documents) for rule in rules
-    }
+    discovery.fill_rates = {rule.field: FillRate(filled=filled[rule.field], sampled=allowance.taken) for rule in rules}
     return discovery
 
 

@@ -1,6 +1,5 @@
 """The mapping workbench: an operator edits, previews, imports and exports a partner's field mappings."""
 
-import json
 from http import HTTPStatus
 
 from django.contrib import admin, messages
@@ -13,7 +12,12 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.text import get_text_list
 
-from mappings.documents import MappingDocumentInvalid, document_ordered, parse_mapping_document
+from mappings.documents import (
+    MappingDocumentInvalid,
+    document_ordered,
+    mapping_document_load,
+    parse_mapping_document,
+)
 from mappings.models import MappingVersion, ReprocessRun
 from mappings.selectors import mapping_publications, mapping_rules_for_partner, mapping_version_get
 from mappings.services import MappingBaseStale, mapping_document_import, mapping_rows_save
@@ -72,7 +76,7 @@ def _import(request: HttpRequest, partner: Partner) -> HttpResponseRedirect:
         messages.error(request, "Choose a mapping document (JSON) to import.")
         return HttpResponseRedirect(_workbench_url(partner))
     try:
-        document = json.loads(upload.cleaned_data["document"].read().decode("utf-8"))
+        document = mapping_document_load(upload.cleaned_data["document"].read().decode("utf-8"))
         version = mapping_document_import(
             partner=partner, document=document, created_by=request.user, note=upload.cleaned_data["note"]
         )

@@ -6,6 +6,8 @@ from datetime import datetime
 from django.db.models import Q, QuerySet
 
 from ingest.models import RawPush
+from mappings.issue_origins import issues_from_earlier_pushes
+from mappings.selectors import mapping_rules_for_partner
 
 # What a list item shows; never the body or the data, which may be a megabyte each.
 LIST_COLUMNS = ("id", "external_id", "received_at", "project_id", "environment", "mapping_status", "issues")
@@ -67,3 +69,14 @@ def raw_push_get(*, partner_id: int, environment: str, push_id: str) -> RawPush 
     if not (push_id.isascii() and push_id.isdigit()) or len(push_id) > 19 or int(push_id) > 2**63 - 1:
         return None
     return RawPush.objects.filter(partner_id=partner_id, environment=environment, pk=int(push_id)).first()
+
+
+def raw_push_issues_with_origin(*, push: RawPush) -> list[dict] | None:
+    """The push's issues, each with `fromEarlierPush`: whether its refused value came from an earlier push merged into
+    the project rather than from this push's own data (mappings/issue_origins.py), judged by the rules of the mapping
+    the environment uses now. None when the push's outcome was not kept."""
+    if push.issues is None:
+        return None
+    rules = mapping_rules_for_partner(partner_id=push.partner_id, environment=push.environment)
+    earlier = issues_from_earlier_pushes(issues=push.issues, data=push.data, rules=rules)
+    return [{**issue, "fromEarlierPush": flag} for issue, flag in zip(push.issues, earlier, strict=True)]

@@ -62,11 +62,27 @@ class PushItemSerializer(serializers.Serializer):
         return push_item(instance)
 
 
+class PushIssueSerializer(IssueSerializer):
+    fromEarlierPush = serializers.BooleanField(
+        help_text="True when the refused value is not in this push's body: an earlier push sent it, and it was kept "
+        "in the project's source data, which every push is merged into."
+    )
+
+
 class PushDetailSerializer(PushItemSerializer):
+    """One push: its outcome, each issue saying whether its value came from an earlier push, and its body.
+    `context["issues"]`: the issues with that flag (ingest.diagnostics.selectors.raw_push_issues_with_origin)."""
+
+    issues = PushIssueSerializer(
+        many=True,
+        allow_null=True,
+        help_text="Each field whose value was refused: the value, the reason, and whether the value came from an "
+        "earlier push.",
+    )
     body = serializers.CharField(help_text="The request body (or the batch record) exactly as received.")
 
     def to_representation(self, instance: RawPush) -> dict:
-        return {**push_item(instance), "body": instance.body}
+        return {**push_item(instance), "issues": self.context["issues"], "body": instance.body}
 
 
 class PushPageSerializer(serializers.Serializer):

@@ -6,7 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ingest.diagnostics.cursors import cursor_encode
-from ingest.diagnostics.selectors import raw_push_get, raw_pushes_page
+from ingest.diagnostics.selectors import raw_push_get, raw_push_issues_with_origin, raw_pushes_page
 from ingest.diagnostics.serializers import (
     QUERY_PARAMETERS,
     PushDetailSerializer,
@@ -15,6 +15,7 @@ from ingest.diagnostics.serializers import (
     PushQuerySerializer,
 )
 from integration_service.openapi import problem_responses
+from integration_service.replicas.routing import replica_reads
 from projects.choices import MappingStatus
 
 _ISSUE_EXAMPLE = {"field": "systemSizeKw", "value": "lots", "reason": "not a number"}
@@ -60,6 +61,7 @@ class PushListView(APIView):
             )
         ],
     )
+    @replica_reads
     def get(self, request: Request, environment: str) -> Response:
         params = request.query_params.dict()
         query = PushQuerySerializer(
@@ -102,7 +104,11 @@ class PushDetailView(APIView):
 
     @extend_schema(
         summary="Get one push, with its body as received",
-        description="One of your pushes in this environment: its outcome (mapping status, issues) and its `body`.",
+        description=(
+            "One of your pushes in this environment: its outcome (mapping status, issues) and its `body`. Each issue "
+            "says whether its refused value came from an earlier push (`fromEarlierPush`): every push is merged into "
+            "the project's source data, so a value an earlier push sent is refused again until a push replaces it."
+        ),
         parameters=[OpenApiParameter("push_id", int, OpenApiParameter.PATH, description="The push's id.")],
         responses={
             200: PushDetailSerializer,
@@ -115,13 +121,16 @@ class PushDetailView(APIView):
                 "A push",
                 value={
                     **_ITEM_EXAMPLE,
+                    "issues": [{**_ISSUE_EXAMPLE, "fromEarlierPush": False}],
                     "body": '{"id": "HS-2001", "data": {"properties": {"dealname": "Lee", "system_size_w": "lots"}}}',
                 },
             )
         ],
     )
+    @replica_reads
     def get(self, request: Request, environment: str, push_id: str) -> Response:
         push = raw_push_get(partner_id=request.client_id.partner_id, environment=environment, push_id=push_id)
         if push is None:
             raise NotFound("No push with this id exists for your partner in this environment.")
-        return Response(PushDetailSerializer(push).data)
+        issues = raw_push_issues_with_origin(push=push)
+        return Response(PushDetailSerializer(push, context={"issues": issues}).data)

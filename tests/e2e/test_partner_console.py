@@ -1,5 +1,6 @@
-"""A partner's developer uses the console in a real browser: logs in, adds a receiver on loopback, sends a test
-event and sees it delivered with its response code, then finds the push whose value was refused and reads why.
+"""A partner's developer uses the console in a real browser: logs in, reads the sandbox's mapping, adds a receiver on
+loopback, sends a test event and sees it delivered with its response code, then finds the push whose value was refused
+and reads why, and sees a later push of the record say that the value it still refuses came from the earlier one.
 
 Headless Debian Chromium driven by Playwright against Django's live server, as tests/e2e/test_operator_onboarding.py
 does; `make screenshots` writes docs/screenshots/portal-*.png.
@@ -47,8 +48,9 @@ def page(live_server, monkeypatch):
         browser.close()
 
 
-def _partner_with_pushes(base: str) -> None:
-    """A partner whose sandbox has mappings and two pushes from its CRM, one with a size the mapping refuses."""
+def _partner_with_pushes(base: str) -> str:
+    """A partner whose sandbox has mappings and two pushes from its CRM, one with a size the mapping refuses; its
+    sandbox ClientID."""
     partner = partner_create(name="Bright Roofs")
     partner_user_create(partner=partner, email=EMAIL, password=PASSWORD)
     key = client_id_issue(partner=partner, environment="sandbox", label="HubSpot sync")[1]
@@ -61,12 +63,13 @@ def _partner_with_pushes(base: str) -> None:
     ):
         status, pushed = api(base, "/sandbox/api/v1/externals/push", record, headers)
         assert status == 201, pushed
+    return key
 
 
 def test_a_partner_developer_wires_a_webhook_and_finds_a_refused_value(page, live_server, receiver, settings, tmp_path):
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = True  # the receiver is on loopback
     base = live_server.url
-    from_db(lambda: _partner_with_pushes(base))
+    key = from_db(lambda: _partner_with_pushes(base))
 
     # Log in with the e-mail and password the CRM integration uses.
     page.goto(base + "/portal/")
@@ -78,6 +81,16 @@ def test_a_partner_developer_wires_a_webhook_and_finds_a_refused_value(page, liv
     waits = page.inner_text("#production-waits")
     assert "50% of your latest 2 sandbox records map cleanly; production opens from 90%." in waits
     screenshot(page, "portal-overview", tmp_path)
+
+    # The sandbox's page: the mapping the pushes are read with, rule by rule.
+    page.click("#environment-sandbox th a")
+    page.wait_for_selector("#mapping-fields")
+    assert page.inner_text("#mapping-version").startswith("Version 1, in force here since")
+    assert [row.inner_text() for row in page.query_selector_all("#mapping-fields tbody tr")] == [
+        "name\tOptional\tstring\tdeal.title\tdeal.title\tThe project's name, e.g. the deal's or the customer's.",
+        "systemSizeKw\tOptional\tdecimal\tdeal.size_w\tdeal.size_w\tThe system's size in kilowatts, a decimal.",
+    ]
+    screenshot(page, "portal-environment", tmp_path)
 
     # Add a receiver for the sandbox: its signing secret is shown once.
     page.click("text=Sandbox webhooks")
@@ -113,7 +126,35 @@ def test_a_partner_developer_wires_a_webhook_and_finds_a_refused_value(page, liv
     assert page.inner_text("#push-body") == '{"id": "BR-8", "data": {"deal": {"title": "Roof 8", "size_w": "8.8 kW"}}}'
     screenshot(page, "portal-push", tmp_path)
 
+    # A later push of the record renames it only: the size it refuses is not in its body, and the page says why.
+    login = api(base, "/sandbox/api/v1/auth/email/login", {"email": EMAIL, "password": PASSWORD})[1]
+    crm = {"Authorization": f"Bearer {login['token']}", "ClientID": key}
+    renamed = {"id": "BR-8", "data": {"deal": {"title": "Roof 8, renamed"}}}
+    assert api(base, "/sandbox/api/v1/externals/push", renamed, crm)[0] == 200
+    page.click("text=Sandbox pushes")
+    page.wait_for_url("**/portal/sandbox/pushes/")
+    page.click("#pushes tbody tr:first-child a")
+    page.wait_for_selector("#from-earlier-push-note")
+    assert page.inner_text("#push-issues tbody tr") == "systemSizeKw\t8.8 kW from an earlier push\tnot a number"
+    assert "8.8 kW" not in page.inner_text("#push-body")
+    assert "is not in the body below" in page.inner_text("#from-earlier-push-note")
+    screenshot(page, "portal-push-earlier-value", tmp_path)
+
     # Keys: the prefix and the last use, never the key.
     page.click("text=ClientIDs")
     assert "HubSpot sync" in page.inner_text("#client-ids")
     screenshot(page, "portal-client-ids", tmp_path)
+
+    # A client secret for the CRM's machine: shown once, good for a token, then revoked from the same page.
+    page.click("#client-secrets input[value='Create a client secret']")
+    client_secret = page.inner_text("#client-secret")
+    assert client_secret.startswith("cs_")
+    grant = {"grant_type": "client_credentials", "client_id": key, "client_secret": client_secret}
+    status, token = api(base, "/sandbox/api/v1/auth/token", grant)
+    assert (status, token["token_type"]) == (200, "Bearer")
+    page.click("text=Back to the ClientIDs")
+    assert "1 of 5 live" in page.inner_text("#client-secrets")
+    assert client_secret not in page.content()
+    page.click("#client-secrets input[value='Revoke']")
+    page.wait_for_selector("text=its tokens are refused from now on")
+    assert api(base, "/sandbox/api/v1/auth/token", grant)[0] == 401

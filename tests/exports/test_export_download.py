@@ -11,8 +11,11 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from exports.models import Export
+from partners.models import ClientId, User
+from partners.services import client_id_issue, client_id_revoke
 from tests.conftest import PRODUCTION, SANDBOX, problem, url
 from tests.exports.conftest import ndjson
+from workbench.clearance import partner_revoke_production_clearance
 
 pytestmark = pytest.mark.django_db
 
@@ -131,3 +134,75 @@ def test_production_links_are_production_urls(production_client, partner, make_p
 
     assert urlsplit(link).path.startswith("/api/v1/integration/exports/")
     assert [line["externalId"] for line in ndjson(APIClient().get(link))] == ["P-1"]
+
+
+# --- The link lives only as long as the credentials that asked for it (CONTRACT §17) ------------------------------
+
+
+def test_the_link_stops_at_once_when_its_client_id_is_revoked(link):
+    client_id_revoke(client_id=ClientId.objects.get(), revoked_by=None)
+
+    response = APIClient().get(link)
+
+    assert response.status_code == HTTPStatus.NOT_FOUND
+    assert response.json() == INVALID
+
+
+def test_the_link_stops_at_once_when_its_user_is_deactivated(link, user):
+    User.objects.filter(pk=user.pk).update(is_active=False)
+
+    response = APIClient().get(link)
+
+    assert response.status_code == HTTPStatus.NOT_FOUND
+    assert response.json() == INVALID
+
+
+def test_a_production_link_stops_when_the_partner_loses_its_clearance(
+    production_client, partner, make_project, export_done
+):
+    make_project(partner, external_id="P-1", environment=PRODUCTION)
+    link = export_done(production_client, environment=PRODUCTION)["downloadUrl"]
+
+    partner_revoke_production_clearance(partner=partner, performed_by=None)
+
+    assert APIClient().get(link).json() == INVALID
+
+
+def test_revoking_another_key_of_the_partner_leaves_the_link_working(link, partner):
+    other, _ = client_id_issue(partner=partner, environment=SANDBOX, label="another CRM")
+    client_id_revoke(client_id=other, revoked_by=None)
+
+    assert APIClient().get(link).status_code == HTTPStatus.OK
+
+
+@pytest.fixture
+def machine_link(sandbox_key, user, partner, make_project, export_done) -> str:
+    """The link of an export a client secret's token asked for (no person)."""
+    from partners.selectors import client_id_get
+    from partners.services import credential_create
+    from partners.tokens import CredentialAccessToken
+
+    credential, _ = credential_create(client_id=client_id_get(key=sandbox_key), created_by=user)
+    client = APIClient()
+    token = CredentialAccessToken.for_credential(credential, environment=SANDBOX)
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}", HTTP_CLIENTID=sandbox_key)
+    make_project(partner, external_id="HS-1", source_data={"a": 1})
+    return export_done(client)["downloadUrl"]
+
+
+def test_a_client_secrets_link_works_through_a_persons_deactivation(machine_link, user):
+    User.objects.filter(pk=user.pk).update(is_active=False)
+
+    response = APIClient().get(machine_link)
+
+    assert response.status_code == HTTPStatus.OK
+    assert [line["externalId"] for line in ndjson(response)] == ["HS-1"]
+
+
+def test_a_client_secrets_link_stops_at_once_when_the_secret_is_revoked(machine_link):
+    from partners.models import IntegrationCredential
+    from partners.services import credential_revoke
+
+    credential_revoke(credential=IntegrationCredential.objects.get(), revoked_by=None)
+
+    assert APIClient().get(machine_link).json() == INVALID

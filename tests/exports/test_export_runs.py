@@ -12,6 +12,7 @@ from django.utils import timezone
 from exports import services
 from exports.models import Export
 from exports.services import export_execute
+from partners.models import ClientId
 from tests.conftest import SANDBOX, url
 from tests.exports.conftest import ndjson
 
@@ -82,9 +83,11 @@ def test_a_run_whose_worker_died_is_carried_out_anew(sandbox_client, project, ex
     assert len(list(exports_dir.rglob("*.ndjson"))) == 1
 
 
-def test_of_two_runs_at_once_the_first_to_finish_is_kept(sandbox_client, project, exports_dir, monkeypatch):
+def test_of_two_runs_at_once_the_first_to_finish_is_kept(sandbox_client, user, project, exports_dir, monkeypatch):
     """A run that finds its export done when it finishes (another run was quicker) deletes its own file."""
-    export = Export.objects.create(partner=project.partner, environment=SANDBOX)
+    export = Export.objects.create(
+        partner=project.partner, environment=SANDBOX, requested_by=user, requested_with=ClientId.objects.get()
+    )
     write = services._export_write
 
     def quicker_run_first(export_to_write):

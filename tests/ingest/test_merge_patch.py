@@ -38,3 +38,22 @@ def test_neither_argument_is_modified():
 
     assert result == {"a": {"c": 2, "x": {"y": 1}}}
     assert (target, patch) == (target_before, patch_before)
+
+
+def deep(depth: int, leaf: object) -> object:
+    value = leaf
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def test_a_patch_nested_deeper_than_python_recurses_merges_without_recursion():
+    """The push parser bounds nesting (PUSH_MAX_DEPTH), but the merge does not lean on it: an operator may raise it."""
+    target, patch = deep(5_000, {"kept": 1, "gone": 2}), deep(5_000, {"gone": None, "new": 3})
+
+    merged = merge_patch(target, patch)
+
+    for _ in range(5_000):  # compared level by level: == on such nesting recurses too
+        assert list(merged) == list(target) == ["a"]
+        merged, target = merged["a"], target["a"]
+    assert (merged, target) == ({"kept": 1, "new": 3}, {"kept": 1, "gone": 2})  # neither argument is modified

@@ -276,3 +276,49 @@ def test_the_same_id_twice_in_a_batch_keeps_each_records_outcome(sandbox_client,
     assert items[0]["receivedDate"] == items[1]["receivedDate"]  # one batch, one time
     detail = sandbox_client.get(url(SANDBOX, "push-detail", push_id=items[1]["id"])).json()
     assert json.loads(detail["body"]) == records[0]
+
+
+def test_the_single_push_says_which_refused_values_came_from_an_earlier_push(sandbox_client, mapped_partner):
+    push(sandbox_client, '{"id": "HS-7", "data": {"title": "Lee", "size_w": "7.2 kW"}}')
+    later = push(sandbox_client, '{"id": "HS-7", "data": {"title": "Lee Residence"}}')
+    first, second = RawPush.objects.order_by("id")
+    refused = {"field": "systemSizeKw", "value": "7.2 kW", "reason": "not a number"}
+
+    own = sandbox_client.get(url(SANDBOX, "push-detail", push_id=first.pk))
+    kept = sandbox_client.get(url(SANDBOX, "push-detail", push_id=second.pk))
+
+    assert own.json() == {**item(first), "issues": [{**refused, "fromEarlierPush": False}], "body": first.body}
+    assert kept.json() == {
+        **item(second),
+        "projectId": later["id"],
+        "mappingStatus": "partial",
+        "issues": [{**refused, "fromEarlierPush": True}],
+        "body": '{"id": "HS-7", "data": {"title": "Lee Residence"}}',
+    }
+    # The list's items are as they were: the flag needs each push's data, which a page never reads.
+    assert sandbox_client.get(LIST).json()["items"][0]["issues"] == [refused]
+
+
+def test_a_required_field_without_a_value_is_never_from_an_earlier_push(sandbox_client, partner):
+    mapping_document_import(
+        partner=partner, document={"fields": {"name": {"source": "title", "type": "string", "required": True}}}
+    )
+    push(sandbox_client, '{"id": "R", "data": {}}')
+    push(sandbox_client, '{"id": "R", "data": {"x": 1}}')
+    raw = RawPush.objects.order_by("id").last()
+
+    body = sandbox_client.get(url(SANDBOX, "push-detail", push_id=raw.pk)).json()
+
+    assert body["issues"] == [
+        {"field": "name", "value": None, "reason": "required, but the source has no value", "fromEarlierPush": False}
+    ]
+
+
+def test_a_push_without_recorded_outcome_keeps_null_issues_in_the_detail(sandbox_client, mapped_partner):
+    push(sandbox_client, '{"id": "OLD", "data": {"size_w": "x"}}')
+    RawPush.objects.update(mapping_status=None, issues=None)
+    raw = RawPush.objects.get()
+
+    body = sandbox_client.get(url(SANDBOX, "push-detail", push_id=raw.pk)).json()
+
+    assert (body["mappingStatus"], body["issues"]) == (None, None)

@@ -104,3 +104,24 @@ def test_text_a_column_cannot_store_is_an_issue(text):
     assert result.values["name"] is None
     assert result.issues[0]["reason"] == "holds a character that cannot be stored (NUL or a lone surrogate)"
     assert jsonb_storable(result.issues)
+
+
+def test_a_value_nested_deeper_than_an_issue_keeps_is_cut_with_a_marker():
+    deep: object = "x"
+    for _ in range(5_000):
+        deep = [deep]
+
+    shown: object = "[nested deeper than 32 levels]"
+    for _ in range(32):
+        shown = [shown]
+
+    result = normalize({"v": deep}, [FieldRule("city", "v", "string")])
+
+    assert result.issues == [
+        {
+            "field": "city",
+            "value": shown,
+            "reason": "expected a single value, got a list",
+        }
+    ]
+    assert jsonb_storable(result.issues)

@@ -1,8 +1,10 @@
 """GET /metrics: Prometheus text, read from loopback or with METRICS_TOKEN; what each metric counts."""
 
 from http import HTTPStatus
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -60,6 +62,12 @@ def test_loopback_reads_metrics_without_a_token(address):
         {"REMOTE_ADDR": "127.0.0.1", "HTTP_X_FORWARDED_FOR": "127.0.0.1"},
         {"REMOTE_ADDR": "127.0.0.1", "HTTP_FORWARDED": "for=203.0.113.9"},
         {"REMOTE_ADDR": "127.0.0.1", "HTTP_X_REAL_IP": "203.0.113.9"},
+        {"REMOTE_ADDR": "127.0.0.1", "HTTP_X_FORWARDED_PROTO": "https"},
+        {"REMOTE_ADDR": "127.0.0.1", "HTTP_X_FORWARDED_HOST": "integration.example.com"},
+        {"REMOTE_ADDR": "127.0.0.1", "HTTP_X_FORWARDED_PORT": "443"},
+        {"REMOTE_ADDR": "127.0.0.1", "HTTP_VIA": "1.1 proxy"},
+        {"REMOTE_ADDR": "127.0.0.1", "HTTP_TRUE_CLIENT_IP": "203.0.113.9"},
+        {"REMOTE_ADDR": "127.0.0.1", "HTTP_X_CLIENT_IP": "203.0.113.9"},
     ],
     ids=[
         "remote",
@@ -69,6 +77,12 @@ def test_loopback_reads_metrics_without_a_token(address):
         "proxied-claiming-loopback",
         "forwarded",
         "real-ip",
+        "forwarded-proto",  # the README's nginx snippet set only this one (issue #25)
+        "forwarded-host",
+        "forwarded-port",
+        "via",
+        "true-client-ip",
+        "client-ip",
     ],
 )
 def test_metrics_are_refused_from_outside_without_the_token(metrics_token, headers):
@@ -211,3 +225,20 @@ def test_each_record_of_a_batch_counts_as_a_push(sandbox_client):
         for result in ("created", "updated", "unchanged", "refused")
     }
     assert counts == {"created": 1, "updated": 0, "unchanged": 0, "refused": 1}
+
+
+def nginx_snippets(path: Path) -> list[str]:
+    text = path.read_text()
+    return [block.split("```")[0] for block in text.split("```nginx")[1:]]
+
+
+@pytest.mark.parametrize("document", ["README.md", "docs/deploy.md"])
+def test_every_proxy_snippet_keeps_metrics_off_the_proxy(document):
+    """Issue #25: a proxy on the service's machine reaches it from loopback; the documented proxy denies /metrics
+    and sets X-Forwarded-For, so neither the proxy nor the service answers it to the world."""
+    snippets = [snippet for snippet in nginx_snippets(settings.BASE_DIR / document) if "proxy_pass" in snippet]
+
+    assert snippets
+    for snippet in snippets:
+        assert "location = /metrics { return 404; }" in snippet
+        assert "proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;" in snippet

@@ -95,8 +95,8 @@ class TestToken:
 
         assert response.status_code == HTTPStatus.UNAUTHORIZED
         assert response.json() == unauthorized(
-            f"The token is not valid or has expired. Log in again at POST {url(environment, 'login')} and send the "
-            "new token.",
+            f"The token is not valid or has expired. Get a new one (POST {url(environment, 'token')} with your client "
+            f"secret, or log in again at POST {url(environment, 'login')}) and send it.",
             "token_not_valid",
         )
 
@@ -156,13 +156,23 @@ class TestClientId:
         assert response.status_code == HTTPStatus.FORBIDDEN
         assert response.json() == forbidden("The ClientID has been revoked; ask your operator for a new one.")
 
-    def test_client_id_of_another_partner_is_403(self, client_for, user, other_partner, method, name, kwargs):
-        _, key = client_id_issue(partner=other_partner, environment=SANDBOX)
+    @pytest.mark.parametrize(
+        ("environment", "revoked"),
+        [(SANDBOX, False), (SANDBOX, True), (PRODUCTION, False)],
+        ids=["live", "revoked", "other-environment"],
+    )
+    def test_client_id_of_another_partner_is_403_as_an_unknown_one(
+        self, client_for, user, other_partner, method, name, kwargs, environment, revoked
+    ):
+        """CONTRACT §17: the answer does not tell that the key exists, is revoked, or whose it is."""
+        client_id, key = client_id_issue(partner=other_partner, environment=environment)
+        if revoked:
+            client_id_revoke(client_id=client_id, revoked_by=None)
 
         response = call(client_for(user, SANDBOX, key), method, SANDBOX, name, kwargs)
 
         assert response.status_code == HTTPStatus.FORBIDDEN
-        assert response.json() == forbidden("The ClientID belongs to another partner than the logged-in user.")
+        assert response.json() == forbidden("The ClientID is not valid.")
 
     def test_production_client_id_under_the_sandbox_root_is_403(
         self, client_for, user, production_key, cleared_partner, method, name, kwargs

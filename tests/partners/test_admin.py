@@ -22,7 +22,7 @@ def test_issuing_a_client_id_in_the_admin_shows_the_key_once_and_it_works(admin_
     shown = [message for message in messages if "not shown again" in message]
     assert len(shown) == 1
     key = shown[0].split('<code id="issued-key">')[1].split("</code>")[0]
-    assert "navigator.clipboard.writeText" in shown[0]
+    assert '<button type="button" class="button" data-copy="issued-key">Copy</button>' in shown[0]
     client_id = ClientId.objects.get()
     assert (client_id.prefix, client_id.label) == (key[:12], "HubSpot")
     change_page = admin_client.get(reverse("admin:partners_clientid_change", args=[client_id.pk]))
@@ -223,3 +223,22 @@ def test_keys_and_users_added_from_the_menu_still_follow_the_admin_s_usual_way(a
 
     assert key.url == reverse("admin:partners_clientid_changelist")
     assert user.url.startswith(reverse("admin:partners_user_add"))
+
+
+def test_operators_see_and_revoke_client_secrets_but_never_add_one(admin_client, partner, user):
+    from partners.models import IntegrationCredential
+    from partners.services import client_id_issue, credential_create
+
+    client_id, _ = client_id_issue(partner=partner, environment="sandbox")
+    credential, secret = credential_create(client_id=client_id, created_by=user)
+
+    listed = admin_client.get(reverse("admin:partners_integrationcredential_changelist")).content.decode()
+    revoked = admin_client.post(
+        reverse("admin:partners_integrationcredential_changelist"),
+        {"action": "revoke", "_selected_action": [credential.pk]},
+    )
+
+    assert credential.prefix in listed and secret not in listed
+    assert revoked.status_code == 302
+    assert IntegrationCredential.objects.get().revoked_by.is_superuser
+    assert admin_client.get(reverse("admin:partners_integrationcredential_add")).status_code == 403

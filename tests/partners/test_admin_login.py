@@ -1,4 +1,4 @@
-"""The admin's login is throttled per e-mail like the API's (same counter, same settings)."""
+"""The admin's login is throttled like the API's (same budget, same settings: tests/partners/test_login_budget.py)."""
 
 from http import HTTPStatus
 
@@ -37,7 +37,7 @@ def test_after_too_many_wrong_passwords_even_the_right_one_is_refused_with_a_mes
 
     assert response.status_code == HTTPStatus.OK
     assert not is_logged_in(client)
-    assert "Too many failed logins for this e-mail; try again in " in response.content.decode()
+    assert "Too many failed logins from your address; try again in " in response.content.decode()
 
 
 @override_settings(LOGIN_FAILURE_LIMIT=25)

@@ -120,7 +120,8 @@ def test_clearing_twice_records_one_event(partner):
     assert ProductionClearanceEvent.objects.count() == 1
 
 
-def test_seed_demo_is_idempotent_and_prints_working_credentials(db):
+def test_seed_demo_is_idempotent_and_prints_working_credentials(db, settings):
+    settings.DEBUG = True  # what `make run` runs it with; with DEBUG off it refuses (tests/demo)
     first, _ = run("seed_demo", "--base-url", "http://localhost:9000")
     second, _ = run("seed_demo", "--base-url", "http://localhost:9000")
 

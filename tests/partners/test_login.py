@@ -23,7 +23,7 @@ def test_login_returns_a_bearer_token_bound_to_the_root_environment(user, enviro
 
     assert response.status_code == HTTPStatus.OK
     body = response.json()
-    assert list(body) == ["token", "tokenType", "expiresIn"]
+    assert list(body) == ["token", "tokenType", "expiresIn", "refreshToken"]
     assert body["tokenType"] == "Bearer"
     assert body["expiresIn"] == 3600
     token = AccessToken(body["token"])
@@ -138,7 +138,7 @@ def test_repeated_failed_logins_for_one_email_are_throttled_with_retry_after(use
     assert throttled.status_code == HTTPStatus.TOO_MANY_REQUESTS
     assert 1 <= int(throttled["Retry-After"]) <= 121
     assert throttled.json()["code"] == "throttled"
-    assert throttled.json()["detail"].startswith("Too many failed logins for this e-mail")
+    assert throttled.json()["detail"].startswith("Too many failed logins from your address; try again in ")
     other_email = login(SANDBOX, {"email": "someone@else.example", "password": "wrong"})
     assert other_email.status_code == HTTPStatus.UNAUTHORIZED
 

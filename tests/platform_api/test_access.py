@@ -202,7 +202,8 @@ def test_operators_issue_a_key_shown_once_and_revoke_it_in_the_admin(admin_clien
     assert_401(bearer(key).get(platform_url("changes")), REVOKED)
 
 
-def test_seed_demo_prints_a_working_platform_key_that_stays_the_same(capsys, bearer):
+def test_seed_demo_prints_a_working_platform_key_that_stays_the_same(capsys, bearer, settings):
+    settings.DEBUG = True  # what `make run` runs it with; with DEBUG off it refuses (tests/demo)
     call_command("seed_demo", "--base-url", "http://localhost:9000")
     first, _ = capsys.readouterr()
     call_command("seed_demo", "--base-url", "http://localhost:9000")

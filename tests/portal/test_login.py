@@ -117,7 +117,7 @@ def test_repeated_failures_throttle_even_the_right_password_with_a_429_page(clie
 
     assert response.status_code == HTTPStatus.TOO_MANY_REQUESTS
     assert int(response["Retry-After"]) > 0
-    assert "Too many failed logins for this e-mail; try again in" in response.content.decode()
+    assert "Too many failed logins from your address; try again in" in response.content.decode()
     assert "_auth_user_id" not in client.session
 
 

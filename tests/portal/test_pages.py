@@ -208,3 +208,22 @@ def test_console_pages_are_their_own_routes_in_the_metrics(portal, partner):
         value(after, "integration_http_requests_total", **route)
         == value(before, "integration_http_requests_total", **route) + 1
     )
+
+
+def test_the_push_page_says_when_a_refused_value_came_from_an_earlier_push(portal, partner, sandbox_client):
+    mapping_document_import(partner=partner, document=DOCUMENT)
+    pushed(sandbox_client, {"id": "HS-7", "data": {"title": "Lee", "size_w": "7.2 kW"}})
+    pushed(sandbox_client, {"id": "HS-7", "data": {"title": "Lee Residence"}})
+    first, second = RawPush.objects.order_by("id")
+
+    own = portal.get(f"/portal/sandbox/pushes/{first.pk}/").content.decode()
+    kept = portal.get(f"/portal/sandbox/pushes/{second.pk}/").content.decode()
+
+    assert "<td>systemSizeKw</td><td><code>7.2 kW</code></td>" in own
+    assert "from an earlier push" not in own
+    assert (
+        '<td>systemSizeKw</td><td><code>7.2 kW</code> <span class="from-earlier-push">from an earlier push</span></td>'
+        in kept
+    )
+    assert 'id="from-earlier-push-note"' in kept
+    assert "7.2 kW" not in kept.split('id="push-body"')[1]  # not in the body shown: hence the note

@@ -162,6 +162,9 @@ ELSEWHERE = [
     {**FOLLOWER, "includeDeleted": "yes"},
     {**FOLLOWER, "includeDeleted": ""},
     {**FOLLOWER, "externalId": "S-1"},
+    {**FOLLOWER, "mappingStatus": "unmapped"},
+    {**FOLLOWER, "mappingStatus": "partial"},
+    {**FOLLOWER, "mappingStatus": ""},
     {**FOLLOWER, "submittedDate": "gt:2026-01-01"},
     {**FOLLOWER, "limt": "5"},
     {"ordering": "updatedDate", "updatedDate": "gt:2026-03-01"},  # a day: from the next day's start, inclusive

@@ -57,6 +57,8 @@ ODD = [
     f"ordering=updatedDate&updatedDate={W}&includeDeleted=maybe&includeDeleted=true",
     f"ordering=updatedDate&updatedDate={W}&exclude=&exclude=data",
     f"ordering=updatedDate&updatedDate={W}&limit=00002",
+    f"ordering=updatedDate&updatedDate={W}&mappingStatus=unmapped&mappingStatus=partial",
+    f"ordering=updatedDate&updatedDate={W}&mappingStatus=partial&mappingStatus=unmapped&includeDeleted=true",
     f"ordering=updatedDate&updatedDate={W}&limit=000000001",
     f"ordering=updatedDate&updatedDate={W}&limit=0000000001",
     f"ordering=updatedDate&updatedDate={W}&limit=100",

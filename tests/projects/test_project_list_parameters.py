@@ -9,7 +9,7 @@ from tests.conftest import SANDBOX, url
 
 pytestmark = pytest.mark.django_db
 
-VALID = "page, limit, submittedDate, updatedDate, ordering, externalId, exclude, includeDeleted"
+VALID = "page, limit, submittedDate, updatedDate, ordering, externalId, mappingStatus, exclude, includeDeleted"
 
 
 def listing(client, **params):

@@ -83,3 +83,13 @@ def test_discovery_reads_a_bounded_number_of_values_per_push_and_in_all():
     assert discovery.documents == len(visited)
     assert discovery.capped
     assert [key.count for key in discovery.keys[:2]] == [len(visited), len(visited)]
+
+
+def test_key_paths_of_a_document_nested_deeper_than_python_recurses():
+    document: object = {"leaf": 1}
+    for _ in range(5_000):
+        document = {"a": [document]}
+
+    [(path, value)] = list(key_paths(document))
+
+    assert (path, value) == ("a[*]." * 5_000 + "leaf", 1)

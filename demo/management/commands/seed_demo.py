@@ -1,9 +1,10 @@
 import hashlib
 import hmac
 import json
+from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from demo.data import DEMO_MAPPING_DOCUMENT, DEMO_RECORDS
@@ -27,6 +28,7 @@ DEMO_USER_PASSWORD = "demo-password"
 ADMIN_EMAIL = "admin@example.com"
 ADMIN_PASSWORD = "admin-password"
 DEMO_PLATFORM_KEY_NAME = "demo platform (seed_demo)"
+REVOKED = "revoked: seed_demo never restores a revoked key"
 
 
 def demo_client_key(environment: Environment) -> str:
@@ -41,6 +43,18 @@ def demo_platform_key() -> str:
     return f"{PLATFORM_KEY_PREFIX}demo_{digest.hexdigest()[:32]}"
 
 
+@dataclass(frozen=True)
+class DemoKey:
+    """A demo key and whether an operator revoked it since it was seeded (then it stays revoked)."""
+
+    key: str
+    revoked: bool
+
+    @property
+    def shown(self) -> str:
+        return REVOKED if self.revoked else self.key
+
+
 def boxed(lines: list[str]) -> str:
     """The lines in a frame, so they stand out in a terminal full of server output."""
     width = max(len(line) for line in lines)
@@ -49,37 +63,57 @@ def boxed(lines: list[str]) -> str:
 
 
 class Command(BaseCommand):
-    help = "Create (or refresh) a demo partner with user, ClientIDs, mappings and sandbox projects, and an admin."
+    help = (
+        "Create a demo partner with user, ClientIDs, mappings and sandbox projects, and an admin, with well-known "
+        "passwords. Refused with DEBUG off unless --force. A later run creates what is missing and changes nothing "
+        "an operator changed: no password is reset, no revoked key or clearance restored."
+    )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="Seed even with DEBUG off (a throwaway staging database); never on a production database.",
+        )
 
     @transaction.atomic
-    def handle(self, *args, base_url: str, **options) -> None:
+    def handle(self, *args, base_url: str, force: bool, **options) -> None:
         if not settings.DEBUG:
-            self.stderr.write(self.style.WARNING("DEBUG is off: the demo logins below have well-known passwords."))
-        partner, _ = Partner.objects.get_or_create(slug=DEMO_PARTNER_SLUG, defaults={"name": "Demo Solar EPC"})
-        self._user(ADMIN_EMAIL, ADMIN_PASSWORD, is_staff=True, is_superuser=True)
+            if not force:
+                raise CommandError(
+                    f"DEBUG is off: seed_demo would create logins with well-known passwords ({ADMIN_EMAIL} / "
+                    f"{ADMIN_PASSWORD}). Run it with DEBUG=1 on a development database, or pass --force to seed "
+                    "anyway."
+                )
+            self.stderr.write(
+                self.style.WARNING("DEBUG is off and --force given: the demo logins below have well-known passwords.")
+            )
+        partner, created = Partner.objects.get_or_create(slug=DEMO_PARTNER_SLUG, defaults={"name": "Demo Solar EPC"})
+        admin = self._user(ADMIN_EMAIL, ADMIN_PASSWORD, is_staff=True, is_superuser=True)
         user = self._user(DEMO_USER_EMAIL, DEMO_USER_PASSWORD, partner=partner)
         keys = {environment: self._client_id(partner, environment) for environment in Environment}
-        partner_clear_for_production(partner=partner, performed_by=None, note="seed_demo")
+        if created:  # an operator who revoked the demo partner's clearance since is not overruled
+            partner_clear_for_production(partner=partner, performed_by=None, note="seed_demo")
         self._mappings(partner)
-        self._demo_projects(user, ClientId.objects.get(key_hash=client_id_hash(keys[Environment.SANDBOX])))
+        self._demo_projects(user, ClientId.objects.get(key_hash=client_id_hash(keys[Environment.SANDBOX].key)))
         platform_key = self._platform_key()
 
         base_url = base_url.rstrip("/")
+        sandbox, production = keys[Environment.SANDBOX].shown, keys[Environment.PRODUCTION].shown
         lines = [
             "Demo data is ready. Logins:",
             "",
-            f"Admin (operators):   {base_url}/admin/   {ADMIN_EMAIL} / {ADMIN_PASSWORD}",
-            f"Partner user:        {DEMO_USER_EMAIL} / {DEMO_USER_PASSWORD}   (partner '{partner.slug}')",
+            f"Admin (operators):   {base_url}/admin/   {ADMIN_EMAIL} / {self._password(admin, ADMIN_PASSWORD)}",
+            f"Partner user:        {DEMO_USER_EMAIL} / {self._password(user, DEMO_USER_PASSWORD)}   "
+            f"(partner '{partner.slug}')",
             f"Partner console:     {base_url}/portal/   the partner user's e-mail and password",
-            f"Sandbox root:        {base_url}/sandbox/api/v1/   ClientID: {keys[Environment.SANDBOX]}",
-            f"Production root:     {base_url}/api/v1/   ClientID: {keys[Environment.PRODUCTION]}",
-            f"Platform root:       {base_url}/platform/api/v1/   key: {platform_key}",
+            f"Sandbox root:        {base_url}/sandbox/api/v1/   ClientID: {sandbox}",
+            f"Production root:     {base_url}/api/v1/   ClientID: {production}",
+            f"Platform root:       {base_url}/platform/api/v1/   key: {platform_key.shown}",
             "",
-            f"For the README's quickstarts:  CLIENT_ID={keys[Environment.SANDBOX]}",
-            f"                               PLATFORM_KEY={platform_key}",
+            f"For the README's quickstarts:  CLIENT_ID={sandbox}",
+            f"                               PLATFORM_KEY={platform_key.shown}",
         ]
         self.stdout.write(boxed(lines))
 
@@ -104,29 +138,29 @@ class Command(BaseCommand):
                     body=json.dumps(record),
                 )
 
-    def _platform_key(self) -> str:
+    def _platform_key(self) -> DemoKey:
         key = demo_platform_key()
         existing = PlatformKey.objects.filter(key_hash=client_id_hash(key)).first()
         if existing is None:
             PlatformKey.objects.filter(name=DEMO_PLATFORM_KEY_NAME).delete()  # a key of another SECRET_KEY
             platform_key_issue(name=DEMO_PLATFORM_KEY_NAME, key=key)
-        elif existing.is_revoked:
-            existing.revoked_at = existing.revoked_by = None
-            existing.save(update_fields=["revoked_at", "revoked_by"])
-        return key
+            return DemoKey(key, revoked=False)
+        return DemoKey(key, revoked=existing.is_revoked)
 
     def _user(self, email: str, password: str, **fields) -> User:
-        user, _ = User.objects.update_or_create(email=email, defaults=fields)
-        user.set_password(password)
-        user.save(update_fields=["password"])
+        """The user, created with its well-known password when missing; an existing one is left as it is."""
+        user = User.objects.filter(email=email).first()
+        if user is None:
+            user = User.objects.create_user(email, password, **fields)
         return user
 
-    def _client_id(self, partner: Partner, environment: Environment) -> str:
+    def _password(self, user: User, password: str) -> str:
+        return password if user.check_password(password) else "(password changed since it was seeded: kept)"
+
+    def _client_id(self, partner: Partner, environment: Environment) -> DemoKey:
         key = demo_client_key(environment)
         existing = ClientId.objects.filter(key_hash=client_id_hash(key)).first()
         if existing is None:
             client_id_issue(partner=partner, environment=environment, label="demo (seed_demo)", key=key)
-        elif existing.is_revoked:
-            existing.revoked_at = existing.revoked_by = None
-            existing.save(update_fields=["revoked_at", "revoked_by"])
-        return key
+            return DemoKey(key, revoked=False)
+        return DemoKey(key, revoked=existing.is_revoked)

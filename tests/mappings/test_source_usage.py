@@ -1,7 +1,7 @@
 import pytest
 
+from mappings.source_usage import ANY_KEY, ITEMS, key_used_by, source_path_texts, source_paths
 from workbench.discovery import discover_keys
-from workbench.source_usage import ANY_KEY, ITEMS, key_used_by, source_paths
 
 
 def key(*names: str) -> tuple:
@@ -87,3 +87,23 @@ def test_discovery_marks_keys_used_by_what_the_sources_read():
         ("properties.value", ["systemSizeKw"]),
         ("value", []),
     ]
+
+
+@pytest.mark.parametrize(
+    ("expression", "texts"),
+    [
+        ("properties.dealname", ["properties.dealname"]),
+        ("b || a", ["a", "b"]),
+        ('deal."Postal Code"', ['deal."Postal Code"']),
+        ("lines[*].sku", ["lines[*].sku"]),
+        ("lines[0].sku", ["lines[*].sku"]),
+        ("custom.*.value", ["custom.*.value"]),
+        ("join(' ', [first, last])", ["first", "last"]),
+        ("items[?qty > `1`].sku", ["items[*].qty", "items[*].sku"]),
+        ("'a literal'", []),
+        ("@", []),
+        ("not valid [", []),
+    ],
+)
+def test_source_paths_as_text_are_written_as_discovered_keys_are(expression, texts):
+    assert source_path_texts(expression) == texts
