@@ -100,6 +100,7 @@ def export_execute(*, export_id: str) -> None:
     if export is None or export.status not in ACTIVE_STATUSES:
         return
     export_spools_sweep()
+    _dead_runs_files_remove(export)
     active = Export.objects.filter(pk=export.pk, status__in=ACTIVE_STATUSES)
     active.update(status=ExportStatus.RUNNING, started_at=timezone.now(), count=None, done=0)
     try:
@@ -329,6 +330,23 @@ def export_orphans_remove(*, now: datetime) -> int:
                 storage.delete(file_name)
                 removed += 1
             _directory_remove_if_empty(storage, f"{environment}/{export_dir}")
+    return removed
+
+
+def _dead_runs_files_remove(export: Export) -> int:
+    """Remove the files earlier runs of this export left in the exports storage (a worker killed while it copied its
+    file into place): the export is not done, so it owns none. A file written to within WORKER_LEASE_SECONDS may be
+    a live run's (two runs at once, after a lease ran out while its worker lived): it stays, for prune_exports."""
+    storage = exports_storage()
+    directory = f"{export.environment}/{export.pk}"
+    quiet_since = timezone.now() - timedelta(seconds=settings.WORKER_LEASE_SECONDS)
+    removed = 0
+    for name in _storage_listdir(storage, directory)[1]:
+        file_name = f"{directory}/{name}"
+        with contextlib.suppress(FileNotFoundError):
+            if storage.get_modified_time(file_name) < quiet_since:
+                storage.delete(file_name)
+                removed += 1
     return removed
 
 

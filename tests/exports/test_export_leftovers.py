@@ -125,3 +125,20 @@ def test_prune_exports_removes_files_no_export_owns_once_old_enough(
     assert not files["orphan"].parent.exists()  # its directory too, once empty
     assert Export.objects.get(pk=done.pk).status == "done"
     assert timezone.now() - Export.objects.get(pk=done.pk).finished_at < timedelta(minutes=5)
+
+
+def test_a_run_again_removes_the_file_a_killed_run_left_half_copied(partner, exports_dir, settings):
+    Project.objects.create(partner=partner, environment=SANDBOX, external_id="HS-1")
+    export = Export.objects.create(partner=partner, environment=SANDBOX, status="running")  # its worker was killed
+    half_copied = exports_dir / f"sandbox/{export.pk}/{uuid.uuid4().hex}.ndjson"
+    half_copied.parent.mkdir(parents=True)
+    half_copied.write_text('{"partial"')
+    aged(half_copied, settings.WORKER_LEASE_SECONDS + 1)
+    being_copied = exports_dir / f"sandbox/{export.pk}/{uuid.uuid4().hex}.ndjson"  # a live run's, written just now
+    being_copied.write_text('{"partial"')
+
+    export_execute(export_id=str(export.pk))
+
+    export.refresh_from_db()
+    left = sorted(path.relative_to(exports_dir).as_posix() for path in exports_dir.rglob("*") if path.is_file())
+    assert left == sorted([export.file_name, being_copied.relative_to(exports_dir).as_posix()])
