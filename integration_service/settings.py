@@ -202,6 +202,9 @@ TASKS = {
 }
 # Loops a `db_worker` runs beside its tasks when it serves their queue (by name: the bottom layer imports no app).
 WORKER_QUEUE_LOOPS = {"webhooks": "webhooks.engine.engine_start"}
+# A worker holds the tasks it runs by a lease it renews every WORKER_LEASE_SECONDS / 3 (integration_service/worker/
+# leases.py); a task whose worker's lease has run out (the worker died) is queued again by any live worker.
+WORKER_LEASE_SECONDS = float(os.environ.get("WORKER_LEASE_SECONDS") or 15)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -369,6 +372,9 @@ EXPORT_CHUNK_SIZE = env_int("EXPORT_CHUNK_SIZE", 2000)  # rows per fetch from th
 EXPORT_PROGRESS_EVERY = env_int("EXPORT_PROGRESS_EVERY", 10_000)  # rows between two progress writes
 EXPORT_READERS = env_int("EXPORT_READERS", 2)  # connections reading one export's snapshot at once (PostgreSQL)
 EXPORTS_TEMP_DIR = os.environ.get("EXPORTS_TEMP_DIR") or None  # where a file is written before storage takes it
+# prune_exports removes a file in the exports storage that no export owns once it is this old (younger, it may be one
+# being written).
+EXPORT_ORPHAN_GRACE_SECONDS = env_int("EXPORT_ORPHAN_GRACE_SECONDS", 3600)
 
 # --- Webhooks (webhooks/): change events to partners' endpoints, sent by `db_worker` (webhooks/engine.py) ---------
 WEBHOOK_ALLOW_PRIVATE_URLS = env_bool("WEBHOOK_ALLOW_PRIVATE_URLS", False)

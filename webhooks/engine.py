@@ -9,6 +9,8 @@
   flight, webhooks/dispatch.py), so one slow or dead endpoint never holds up another. A runner with nothing to do
   closes its database connection after a few seconds and ends after WEBHOOK_RUNNER_IDLE_SECONDS: a process holds a
   database connection per endpoint it is delivering to at that moment, and one that listens.
+- When the database goes away, the loop and the runners wait for it with backoff and go on once it is back
+  (integration_service/worker/availability.py: the worker says so once in its log).
 """
 
 import atexit
@@ -22,6 +24,7 @@ from django.db import close_old_connections, connection
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
+from integration_service.worker.availability import DATABASE_ERRORS, database_answers, database_wait
 from webhooks.choices import DeliveryStatus
 from webhooks.dispatch import EndpointPipeline, endpoint_deliveries_drain
 from webhooks.models import WebhookDelivery, WebhookEndpoint
@@ -74,10 +77,15 @@ class _Runner:
                     continue
                 idle_since = time.monotonic()
                 self.poked.clear()  # before the drain looks: a poke during the drain means one more drain
+                close_old_connections()  # a connection broken while idle (the database restarted) is opened anew
                 try:
                     endpoint_deliveries_drain(
                         endpoint_id=self.endpoint_id, pipeline=pipeline, stop=self.engine.stopping
                     )
+                except DATABASE_ERRORS:
+                    if database_answers():
+                        logger.exception("webhook endpoint %s: the drain failed; it goes on", self.endpoint_id)
+                    database_wait(stop=self.engine.stopping)  # then the sweep finds what is due
                 except Exception:
                     logger.exception("webhook endpoint %s: the drain failed; the sweep tries again", self.endpoint_id)
                     close_old_connections()
@@ -150,13 +158,17 @@ class DeliveryEngine:
                     continue
                 for notification in listener.notifies(timeout=wait):
                     self.poke(endpoint_id=int(notification.payload))
-            except Exception:
-                logger.exception("webhook delivery loop: looking for work failed; trying again in a second")
+            except Exception as error:
                 if listener is not None:
                     listener.close()
                 listener = None
-                connection.close()
-                self.stopping.wait(1)
+                if not isinstance(error, DATABASE_ERRORS) or database_answers():
+                    logger.exception("webhook delivery loop: looking for work failed; trying again in a second")
+                    connection.close()
+                    self.stopping.wait(1)
+                else:  # the database is away: said once for the whole worker, waited for with backoff
+                    database_wait(stop=self.stopping)
+                    next_sweep = 0.0  # what came due meanwhile
         if listener is not None:
             listener.close()
         connection.close()

@@ -127,7 +127,7 @@ def test_prune_exports_deletes_expired_exports_and_their_files_and_gives_up_stal
 
     call_command("prune_exports", stdout=out)
 
-    assert out.getvalue() == "Deleted 1 expired export(s); gave up 1 stale one(s).\n"
+    assert out.getvalue() == "Deleted 1 expired export(s); gave up 1 stale one(s); removed 0 file(s) no export owns.\n"
     assert set(Export.objects.values_list("pk", "status")) == {
         (Export.objects.get(pk=kept).pk, "done"),
         (stale.pk, "failed"),
