@@ -9,8 +9,9 @@ streaming hot standby on loopback ports in a temporary directory (`streaming_pai
 
 1. Seeds one partner with the demo mappings and --projects sandbox projects through the batch push endpoint (500 a
    request), then ANALYZE, and waits until the standby has replayed it all.
-2. Reference rows, on the primary: bench/baseline/'s bare page read (one statement, no authentication, Django's
-   JSON encoder), then the service's follower page, both read by --followers clients and nothing else.
+2. Reference rows, read by --followers clients and nothing else: bench/baseline/'s bare page read on the primary
+   (one statement, no authentication, Django's JSON encoder), then the service's follower page (below) served by
+   the primary, then by the standby.
 3. The comparison, with the same load: --pushers clients pushing single records steadily (each record a new value,
    so every push changes its project; answers counted by status and changed/unchanged) and --followers clients
    paging `ordering=updatedDate&updatedDate=gt:<watermark>&limit=100&exclude=data` with a ClientID that never
@@ -520,9 +521,10 @@ def benchmark(pair: StreamingPair, args: argparse.Namespace) -> None:
     with served(args.port + 1, bare=True) as base:
         groups = {"followers": followers(base, bare_page(partner.pk), {})}
         results["bare Django page (bench/baseline/), primary, followers only"] = measured(pair, "", groups, **timing)
-    with served(args.port) as base:
-        groups = {"followers": followers(base, service_page, reader)}
-        results["service, primary, followers only"] = measured(pair, base, groups, **timing)
+    for name, environment in (("primary", {}), ("replica", replica)):
+        with served(args.port, **environment) as base:
+            groups = {"followers": followers(base, service_page, reader)}
+            results[f"service, {name}, followers only"] = measured(pair, base, groups, **timing)
     timing["seconds"] = args.seconds
     for round_number in range(1, args.rounds + 1):
         for name, environment in (("A: primary alone", {}), ("B: primary + replica", replica)):
