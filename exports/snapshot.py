@@ -7,6 +7,7 @@ one snapshot (pg_export_snapshot), each part a range of the order, so that the d
 the snapshot's transaction stays read-only, and the progress is visible while it runs.
 """
 
+import contextvars
 import io
 import json
 import logging
@@ -26,6 +27,7 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 from psycopg import IsolationLevel
 
+from integration_service.replicas.routing import reads_connection
 from projects.json_sql import json_joined, json_sql_available, projects_json_rows, sql_literal
 from projects.light_rows import project_rows
 from projects.models import Project
@@ -42,27 +44,29 @@ def progress_visible_elsewhere() -> bool:
 
 @contextmanager
 def snapshot() -> Iterator[bool]:
-    """A transaction whose reads all see one moment of the database: on PostgreSQL REPEATABLE READ READ ONLY,
-    and then it yields True: other connections can share it (ndjson_export). Nested in another transaction (a
-    test's), it is a savepoint of that one, which already fixes what is seen (and which no one else can see)."""
-    if connection.vendor != "postgresql" or connection.in_atomic_block:
-        with transaction.atomic():
+    """A transaction whose reads all see one moment of the database the export reads (a replica's when one serves
+    it, integration_service/replicas/): on PostgreSQL REPEATABLE READ READ ONLY, and then it yields True: other
+    connections can share it (ndjson_export). Nested in another transaction (a test's), it is a savepoint of that
+    one, which already fixes what is seen (and which no one else can see)."""
+    reading = reads_connection()
+    if reading.vendor != "postgresql" or reading.in_atomic_block:
+        with transaction.atomic(using=reading.alias):
             yield False
         return
-    connection.ensure_connection()
-    raw = connection.connection
+    reading.ensure_connection()
+    raw = reading.connection
     # psycopg opens the transaction with these (BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY), so they hold from
     # its first statement on, whatever Django runs first (a health check's SELECT 1).
     previous = raw.isolation_level, raw.read_only
     raw.isolation_level, raw.read_only = IsolationLevel.REPEATABLE_READ, True
     try:
-        with transaction.atomic():
+        with transaction.atomic(using=reading.alias):
             yield True
     finally:
         try:
             raw.isolation_level, raw.read_only = previous
         except Exception:  # a broken connection: the next use opens a new one with the defaults
-            connection.close()
+            reading.close()
 
 
 class ProgressReporter:
@@ -96,7 +100,7 @@ def project_lines(projects: QuerySet[Project], *, exclude_data: bool, chunk_size
     this one is written (_read_ahead), so that the database and Python work at once; elsewhere by Python."""
     if json_sql_available():
         sql, params = projects_json_rows(projects, exclude_data=exclude_data).query.sql_with_params()
-        with connection.connection.cursor(name=f"export_{uuid.uuid4().hex}") as rows:  # in the snapshot
+        with reads_connection().connection.cursor(name=f"export_{uuid.uuid4().hex}") as rows:  # in the snapshot
             rows.execute(sql, params)
             for chunk in _read_ahead(lambda: rows.fetchmany(chunk_size)):
                 for row in chunk:
@@ -221,6 +225,7 @@ def ndjson_export(
         stop = threading.Event()
         others = [
             pool.submit(
+                contextvars.copy_context().run,  # the part reads the database this export reads
                 _part_write,
                 part,
                 spool,
@@ -251,7 +256,7 @@ def ndjson_export(
 def snapshot_share() -> str:
     """This transaction's snapshot, for other connections to import (it stays importable while this transaction
     is open)."""
-    with connection.cursor() as cursor:
+    with reads_connection().cursor() as cursor:
         cursor.execute("SELECT pg_export_snapshot()")
         return cursor.fetchone()[0]
 
@@ -284,7 +289,7 @@ def _part_write(
     """One range written to `spool` by this thread's own connection, in the snapshot `shared`."""
     try:
         with snapshot():
-            with connection.cursor() as cursor:  # the transaction's first statement, as PostgreSQL requires
+            with reads_connection().cursor() as cursor:  # the transaction's first statement, as PostgreSQL requires
                 cursor.execute(f"SET TRANSACTION SNAPSHOT {sql_literal(shared)}")
             text = io.TextIOWrapper(spool, encoding="utf-8", write_through=False)
             lines = project_lines(projects, exclude_data=exclude_data, chunk_size=chunk_size)
@@ -293,7 +298,7 @@ def _part_write(
             text.detach()
             return written
     finally:
-        connection.close()
+        reads_connection().close()
 
 
 def _until(stop: threading.Event, lines: Iterable[str]) -> Iterator[str]:

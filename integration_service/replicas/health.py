@@ -2,11 +2,15 @@
 
 A replica's state is measured on the standby itself and kept for REPLICA_CHECK_SECONDS in this process (a down one
 for REPLICA_DOWN_RECHECK_SECONDS, so a black-holed host costs one connect timeout per interval, not one per
-request). The lag: none when the standby has replayed the primary's current WAL position; otherwise the time since
-the primary committed the last transaction the standby replayed (pg_last_xact_replay_timestamp), so a paused or
-stuck replay grows it second by second, and an idle primary does not make a caught-up standby look late.
+request). The lag is how old the newest state of the primary the standby is known to hold may be, an upper bound:
+- none when it has replayed the primary's current WAL position;
+- else the smaller of two bounds: the time since the primary committed the last transaction the standby replayed
+  (pg_last_xact_replay_timestamp), and the time since this process last saw the primary at a WAL position the
+  standby has replayed since (each check notes the primary's position). The first grows second by second when
+  replay is paused or stuck; the second keeps the first write after an idle spell from looking like the idle time.
 """
 
+import collections
 import itertools
 import logging
 import math
@@ -37,6 +41,7 @@ class ReplicaState:
 _states: dict[str, ReplicaState] = {}
 _lock = threading.Lock()
 _turns = itertools.count()
+_positions: collections.deque[tuple[float, int]] = collections.deque(maxlen=512)  # (time.monotonic(), the primary's)
 
 
 def _lsn(text: str | None) -> int | None:
@@ -73,12 +78,25 @@ def _measure(alias: str) -> ReplicaState:
         primary = _primary_lsn()
     except DatabaseError:
         primary = None  # the primary's own outage is answered elsewhere; judge the replica by its replay alone
-    if primary is not None and _lsn(replayed) is not None and _lsn(replayed) >= primary:
-        lag = 0.0
-    else:
-        lag = max(since_last_replayed, 0.0) if since_last_replayed is not None else math.inf
+    now = time.monotonic()
+    lag = _lag(replayed=_lsn(replayed), primary=primary, since_last_replayed=since_last_replayed, now=now)
+    if primary is not None:
+        with _lock:
+            _positions.append((now, primary))
     state = UP if lag <= settings.REPLICA_MAX_LAG_SECONDS else LAGGING
-    return ReplicaState(alias, state, lag, time.monotonic())
+    return ReplicaState(alias, state, lag, now)
+
+
+def _lag(*, replayed: int | None, primary: int | None, since_last_replayed: float | None, now: float) -> float:
+    if replayed is not None and primary is not None and replayed >= primary:
+        return 0.0
+    bounds = [max(since_last_replayed, 0.0)] if since_last_replayed is not None else []
+    if replayed is not None:
+        with _lock:
+            passed = [seen for seen, position in _positions if position <= replayed]
+        if passed:
+            bounds.append(now - max(passed))
+    return min(bounds, default=math.inf)
 
 
 def replica_state(alias: str) -> ReplicaState:
@@ -119,6 +137,7 @@ def replica_mark_down(alias: str) -> None:
 
 
 def replica_states_forget() -> None:
-    """Measure every replica afresh at next use (tests)."""
+    """Measure every replica afresh at next use, with no position of the primary remembered (tests)."""
     with _lock:
         _states.clear()
+        _positions.clear()

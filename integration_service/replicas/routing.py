@@ -39,37 +39,46 @@ def reads_connection() -> BaseDatabaseWrapper:
 
 
 def _replica_for(request) -> str | None:
-    if connections[DEFAULT_DB_ALIAS].in_atomic_block:
-        return None
     if caller_recently_wrote(caller_key(request.META)):
         return None
     return replica_choose()
 
 
+def read_on_replica(read: Callable[[], _Result], *, choose: Callable[[], str | None] = replica_choose) -> _Result:
+    """`read()` with its reads on a replica that may serve now (`choose`), or on the primary when none may, when
+    replicas are not configured, or inside a transaction of the primary (a read there must see it). A replica that
+    fails mid-way is marked down and `read()` runs again on the primary: reads are safe to repeat."""
+    alias = choose() if settings.REPLICA_ALIASES and not connections[DEFAULT_DB_ALIAS].in_atomic_block else None
+    if alias is None:
+        return read()
+    token = _reads_alias.set(alias)
+    try:
+        return read()
+    except (OperationalError, InterfaceError) as error:
+        logger.warning("Replica %s failed a read; the primary serves it: %s", alias, error)
+        replica_mark_down(alias)
+        connections[alias].close()
+    finally:
+        _reads_alias.reset(token)
+    return read()
+
+
 def replica_reads(handler: Callable[_Params, _Result]) -> Callable[_Params, _Result]:
     """Decorate an APIView handler (`def get(self, request, ...)`) whose reads a replica may serve. Authentication
-    and permissions ran before it, on the primary, so every check stays exact."""
+    and permissions ran before it, on the primary, so every check stays exact. The request log and
+    integration_routed_reads name the database that served it."""
 
     @functools.wraps(handler)
     def reading(view, request, *args, **kwargs):
         if not settings.REPLICA_ALIASES:
             return handler(view, request, *args, **kwargs)
         served = getattr(request, "_request", request)  # Django's request, which the request log reads
-        alias = _replica_for(request)
-        served.reads_database = alias or DEFAULT_DB_ALIAS
-        if alias is None:
+
+        def read():
+            served.reads_database = reads_alias()
             return handler(view, request, *args, **kwargs)
-        token = _reads_alias.set(alias)
-        try:
-            return handler(view, request, *args, **kwargs)
-        except (OperationalError, InterfaceError) as error:
-            logger.warning("Replica %s failed a read; the primary serves it: %s", alias, error)
-            replica_mark_down(alias)
-            connections[alias].close()
-        finally:
-            _reads_alias.reset(token)
-        served.reads_database = DEFAULT_DB_ALIAS
-        return handler(view, request, *args, **kwargs)
+
+        return read_on_replica(read, choose=lambda: _replica_for(request))
 
     return reading
 

@@ -132,7 +132,24 @@ def test_the_lag_is_measured_against_the_primarys_wal_position(
 
     monkeypatch.setattr(health, "connections", {"replica_1": type("C", (), {"cursor": lambda self: Cursor()})()})
     monkeypatch.setattr(health, "_primary_lsn", lambda: primary)
+    health.replica_states_forget()
 
     state = health._measure("replica_1")
 
     assert (state.state, state.lag_seconds) == expected
+
+
+def test_the_first_write_after_an_idle_spell_is_not_taken_for_the_idle_time(settings):
+    """The standby replayed past where this process saw the primary a second ago, though the last transaction it
+    replayed was committed 500 s ago (the primary was idle): it is at most a second behind."""
+    settings.REPLICA_MAX_LAG_SECONDS = 10
+    health.replica_states_forget()
+    health._positions.append((100.0, 0x2000000))
+    health._positions.append((101.0, 0x2800000))
+
+    lag = health._lag(replayed=0x2000000, primary=0x3000000, since_last_replayed=500.0, now=102.0)
+
+    assert lag == 2.0  # the newest position it has passed was seen at 100.0
+    assert health._lag(replayed=0x1000000, primary=0x3000000, since_last_replayed=500.0, now=102.0) == 500.0
+    assert health._lag(replayed=0x1000000, primary=0x3000000, since_last_replayed=None, now=102.0) == float("inf")
+    health.replica_states_forget()

@@ -10,6 +10,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from urllib.parse import quote
 
 import pytest
 import redis
@@ -41,6 +42,11 @@ print(json.dumps([client_id_issue(partner=partner, environment=Environment.SANDB
 class Server:
     def __init__(self, port: int) -> None:
         self.base = f"http://127.0.0.1:{port}"
+
+    def text(self, path: str, headers: dict) -> str:
+        request = urllib.request.Request(self.base + path, headers=headers)
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.read().decode()
 
     def call(self, method: str, path: str, headers: dict, body: object = None) -> tuple[int, dict, dict]:
         data = None if body is None else json.dumps(body).encode()
@@ -84,6 +90,7 @@ def topology():
             keys["client_ids"] = json.loads(manage(environment, "shell", "-c", SEED).splitlines()[-1])
             keys["platform_writer"] = manage(environment, "issue_platform_key", "writer")
             keys["platform_reader"] = manage(environment, "issue_platform_key", "reader", "--read-only")
+            keys["environment"] = environment  # the patient server's: what a worker beside it runs with
 
         with (
             gunicorn_serving(
@@ -109,6 +116,7 @@ def topology():
                 "reader": {"Authorization": f"Bearer {token}", "ClientID": reader},
                 "platform_writer": {"Authorization": f"Bearer {keys['platform_writer']}"},
                 "platform_reader": {"Authorization": f"Bearer {keys['platform_reader']}"},
+                "environment": keys["environment"],
             }
 
 
@@ -328,3 +336,59 @@ def test_a_stopped_standby_is_skipped_without_an_error(topology):
     finally:
         pair.standby.start()
     wait_for(lambda: replica_detail(patient)["state"] == "up")
+
+
+def test_an_export_taken_on_the_standby_continues_from_its_watermark_without_a_gap(topology):
+    pair, servers = topology["pair"], topology["servers"]
+    primary, reader = servers["primary"], topology["reader"]
+    replayed = {push(primary, topology["writer"], f"export-before-{n}", n=n)["id"] for n in range(3)}
+    pair.caught_up()
+    pair.replay_pause()
+    try:
+        unreplayed = {push(primary, topology["writer"], f"export-{n}", n=n)["id"] for n in range(5)}
+        status, _, export = primary.call("POST", "/sandbox/api/v1/integration/exports", reader, {})
+        assert status == 202, export
+        # A worker beside the patient server (replicas configured) carries it out, on the paused standby.
+        manage(
+            topology["environment"],
+            "shell",
+            "-c",
+            f"from exports.services import export_execute; export_execute(export_id={export['id']!r})",
+        )
+        status, _, done = primary.call("GET", f"/sandbox/api/v1/integration/exports/{export['id']}", reader)
+    finally:
+        pair.replay_resume()
+    assert (status, done["status"]) == (200, "done"), done
+    download = done["downloadUrl"].split("://", 1)[1].split("/", 1)[1]
+    exported = [json.loads(line) for line in primary.text(f"/{download}", reader).splitlines()]
+    assert len(exported) == done["count"]
+    assert replayed <= {item["id"] for item in exported}
+    assert not unreplayed & {item["id"] for item in exported}  # read where replay stood still
+
+    pair.caught_up()
+    followed, watermark = [], done["watermark"]
+    while True:  # a follower on from the export's watermark, on the primary
+        status, _, page = primary.call(
+            "GET",
+            f"/sandbox/api/v1/integration/projects?ordering=updatedDate&limit=100&updatedDate=gt:{quote(watermark)}",
+            reader,
+        )
+        assert status == 200, page
+        if not page["items"]:
+            break
+        followed += page["items"]
+        watermark = page["items"][-1]["updatedDate"]
+
+    live = set()
+    page_number = 1
+    while True:
+        status, _, page = primary.call(
+            "GET", f"/sandbox/api/v1/integration/projects?limit=100&page={page_number}", reader
+        )
+        live |= {item["id"] for item in page["items"]}
+        if page_number >= page["totalPages"]:
+            break
+        page_number += 1
+    together = [item["id"] for item in exported] + [item["id"] for item in followed]
+    assert unreplayed <= {item["id"] for item in followed}
+    assert live <= set(together)  # no gap between the export and the pull after it
