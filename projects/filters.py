@@ -105,3 +105,16 @@ class ProjectFilter(django_filters.FilterSet):
     class Meta:
         model = Project
         fields: list[str] = []
+
+    def is_valid(self) -> bool:
+        """The filters' own checks, and: an `ordering` given empty, or with an empty item (`ordering=,`), is an error
+        rather than the default order or a crash (the CSV field reads `ordering=` as if it were absent, and lets an
+        empty item through to the ORM)."""
+        valid = super().is_valid()
+        ordering = self.form.cleaned_data.get("ordering")
+        judged = "ordering" not in self.data or "ordering" in self.form.errors
+        if not judged and not (ordering and all(ordering)):
+            message = f"'' is not an ordering; use one of {', '.join(ORDERING_CHOICES)}."
+            self.form.add_error("ordering", forms.ValidationError(message, code="invalid_choice"))
+            return False
+        return valid

@@ -92,6 +92,19 @@ DIGITS_ONLY = "Must be a whole number written with the digits 0-9 (no sign, spac
         ({"limit": "0"}, [{"field": "limit", "message": "Ensure this value is greater than or equal to 1."}]),
         ({"limit": "101"}, [{"field": "limit", "message": "Ensure this value is less than or equal to 100."}]),
         ({"limit": "1.5"}, [{"field": "limit", "message": DIGITS_ONLY}]),
+        *(  # an empty ordering names none: not the default order (schemathesis found it accepted), nor a 500 (`,`)
+            (
+                {"ordering": empty},
+                [
+                    {
+                        "field": "ordering",
+                        "message": f"{named} is not an ordering; use one of updatedDate, -updatedDate, "
+                        "submittedDate, -submittedDate.",
+                    }
+                ],
+            )
+            for empty, named in (("", "''"), (",", "''"), (" ", "' '"))
+        ),
         (
             {"ordering": "name"},
             [
@@ -119,6 +132,9 @@ DIGITS_ONLY = "Must be a whole number written with the digits 0-9 (no sign, spac
         "limit-0",
         "limit-101",
         "limit-decimal",
+        "ordering-empty",
+        "ordering-comma",
+        "ordering-space",
         "ordering",
         "both",
     ],
