@@ -100,6 +100,13 @@ class _BoundedFunctions(functions.Functions):
         self.budget.spend(_size(result))
         return result
 
+    @functions.signature({"types": ["string"]}, {"types": ["array-string"]})
+    def _func_join(self, separator: str, array: list) -> str:
+        # Paid before it is written: a separator between every element (or one string listed many times) makes a
+        # result far larger than the arguments, which the result's price would pay only once it was built.
+        self.budget.spend(len(separator) * max(len(array) - 1, 0) + sum(len(element) for element in array))
+        return separator.join(array)
+
     @functions.signature({"types": []})
     def _func_to_string(self, arg: Any) -> str:
         if isinstance(arg, str):

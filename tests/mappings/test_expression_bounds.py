@@ -2,6 +2,7 @@
 parse tree size and projections at save, a work budget at evaluation. No database: the rules and the engine."""
 
 import json
+import tracemalloc
 
 import pytest
 
@@ -157,6 +158,30 @@ def test_a_result_larger_than_the_push_is_an_issue_on_its_field_not_a_slow_push(
         }
     ]
     assert (result.values["name"], result.values["city"], result.mapping_status) == (None, data["title"], "partial")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        pytest.param("join('" + "s" * 980 + "', tags)", id="long-separator"),
+        pytest.param("join(long, tags)", id="separator-from-the-push"),
+        pytest.param(
+            f"[long, long, long, long, long, long, long, long, long, long] | {COPIES}[] | join('', @)", id="copies"
+        ),
+    ],
+)
+def test_a_join_pays_for_what_it_would_write_before_writing_it(source):
+    data = {"tags": [""] * 5_000, "long": "l" * 10_000}  # 25 KB; each join would write 4.5 to 50 MB
+    tracemalloc.start()
+    try:
+        result = normalize(data, [FieldRule("name", source, "string")])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+    assert [issue["field"] for issue in result.issues] == ["name"]
+    assert result.issues[0]["reason"].startswith("the source expression needs more work than the push allows")
+    assert peak < 1_000_000
 
 
 def test_each_rule_keeps_its_own_units_when_another_has_spent_the_push_s_pool():
