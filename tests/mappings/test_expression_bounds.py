@@ -2,6 +2,7 @@
 parse tree size and projections at save, a work budget at evaluation. No database: the rules and the engine."""
 
 import json
+import time
 import tracemalloc
 
 import pytest
@@ -23,6 +24,7 @@ COPIES = "[" + ",".join(["@"] * 45) + "]"  # 45 copies of its input: one multi-s
 # The worst expression the bounds accept: 45 times 45 copies of the push (a flatten counts as a flatten and a
 # projection), written out as one JSON text.
 WORST = f"{COPIES}[] | {COPIES} | to_string(@)"
+COPIES_90 = "[" + ",".join(["@"] * 90) + "]"  # twice: 8,100 copies within the nodes' bound
 
 
 def source_problems(source: str) -> list[Problem]:
@@ -182,6 +184,26 @@ def test_a_join_pays_for_what_it_would_write_before_writing_it(source):
     assert [issue["field"] for issue in result.issues] == ["name"]
     assert result.issues[0]["reason"].startswith("the source expression needs more work than the push allows")
     assert peak < 1_000_000
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        pytest.param(f"{COPIES_90} | {COPIES_90}[] | map(&(a == b), @)", id="map"),
+        pytest.param("[" + ",".join(["@"] * 180) + "] | [?a == b] | length(@)", id="filter"),
+        pytest.param(f"{COPIES_90} | {COPIES_90}[] | map(&contains([[a]], [b]), @)", id="contains"),
+    ],
+)
+def test_comparing_big_values_pays_for_what_it_compares(source):
+    # Two equal lists of 5,000 objects (100 KB): each comparison walks both, thousands of times over.
+    data = json.loads(json.dumps({"a": [{"x": 1.5}] * 5_000, "b": [{"x": 1.5}] * 5_000}))
+    started = time.monotonic()
+
+    result = normalize(data, [FieldRule("name", source, "string")])
+
+    assert [issue["field"] for issue in result.issues] == ["name"]
+    assert result.issues[0]["reason"].startswith("the source expression needs more work than the push allows")
+    assert time.monotonic() - started < 0.5
 
 
 def test_each_rule_keeps_its_own_units_when_another_has_spent_the_push_s_pool():
