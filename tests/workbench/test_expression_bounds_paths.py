@@ -264,6 +264,25 @@ def test_the_workbench_s_fill_rates_evaluate_a_bounded_sample(admin_client, sand
     assert (fill.filled, fill.sampled) == (2, 2)
 
 
+def test_the_workbench_s_fill_rates_share_one_pool_per_push_as_the_push_did(
+    admin_client, sandbox_client, workbench, partner
+):
+    # Four rules each needing 10,005 units of a 28,901-byte push: the push's pool serves three of them, as it did when
+    # the push was stored. Each rule drawing on a pool of its own did a push's worth of work per field on the page.
+    heavy = {"source": "items[?price > `-1`].price | length(@)", "type": "decimal"}
+    fields = ("moduleCount", "systemSizeKw", "batteryCapacityKwh", "contractAmount")
+    mapping_document_import(partner=partner, document={"fields": dict.fromkeys(fields, heavy)}, created_by=None)
+    items = [{"price": n} for n in range(2_000)]
+    sandbox_client.post(url(SANDBOX, "push"), {"id": "P-1", "data": {"items": items}}, format="json")
+    refused = [issue["field"] for issue in Project.objects.get(external_id="P-1").issues]
+
+    response = admin_client.get(workbench)
+
+    rates = response.context["discovery"].fill_rates
+    assert len(refused) == 1
+    assert {field: rates[field].filled for field in fields} == {field: int(field not in refused) for field in fields}
+
+
 def test_the_partner_page_evaluates_within_its_time(admin_client, sandbox_client, workbench, partner, monkeypatch):
     push_three(sandbox_client)
     monkeypatch.setattr("mappings.evaluation.OPERATOR_PAGE_SECONDS", 0)
