@@ -22,11 +22,13 @@ from jmespath.exceptions import JMESPathError
 
 from mappings.converters import MAPPING_TYPES, ConversionError, convert
 from mappings.expressions import source_problem
+from mappings.issue_values import has_unstorable_characters
 from mappings.normalization import FieldRule, fit_to_field
 from mappings.source_alternatives import MAX_ALTERNATIVE_SCALES, source_alternatives
 from projects.canonical import CANONICAL_FIELDS, CANONICAL_FIELDS_BY_NAME, CanonicalField
 
 RULE_KEYS = ("source", "type", "default", "required")
+UNSTORABLE = "holds a character that cannot be stored (NUL or a lone surrogate)"
 TYPE_OPTIONS: dict[str, tuple[str, ...]] = {
     "string": (),
     "integer": ("scale",),
@@ -214,6 +216,29 @@ def _option_problems(path: str, mapping_type: str, options: dict, field_name: st
     return problems
 
 
+def _unstorable_problems(path: str, spec: dict) -> list[Problem]:
+    """The rule's keys holding a string (or an object's key) that PostgreSQL cannot store: NUL or a lone surrogate,
+    which a raw string literal of the source may spell (walked without recursion; the document is bounded)."""
+    problems = []
+    for key, value in spec.items():
+        pending = [key, value]
+        while pending:
+            item = pending.pop()
+            if isinstance(item, dict):
+                pending.extend(item.keys())
+                pending.extend(item.values())
+            elif isinstance(item, list):
+                pending.extend(item)
+            elif isinstance(item, str) and has_unstorable_characters(item):
+                problems.append(Problem(f"{path}.{_storable_key(key)}", UNSTORABLE))
+                break
+    return problems
+
+
+def _storable_key(key: str) -> str:
+    return key if not has_unstorable_characters(key) else json.dumps(key)
+
+
 def rule_problems(field_name: str, spec: Any, *, path: str | None = None) -> list[Problem]:
     """Everything wrong with one field's mapping spec (empty when it is valid)."""
     path = path or f"fields.{field_name}"
@@ -223,6 +248,8 @@ def rule_problems(field_name: str, spec: Any, *, path: str | None = None) -> lis
         return [Problem(path, f"{_quoted(field_name)} is not a canonical field; use one of {names}")]
     if not isinstance(spec, dict):
         return [Problem(path, f"{_quoted(spec)} must be an object with at least source and type")]
+    if problems := _unstorable_problems(path, spec):
+        return problems
     problems = []
     source, mapping_type = spec.get("source"), spec.get("type")
     if not isinstance(source, str) or not source.strip():

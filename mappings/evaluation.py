@@ -88,6 +88,23 @@ def _size(value: Any) -> int:
     return len(value) if isinstance(value, list | dict | str) else 0
 
 
+def _pay_for_comparing(budget: EvaluationBudget, left: Any, right: Any) -> None:
+    """Pay for an equality test of `left` and `right` before it runs: Python compares lists, objects and strings of
+    one length element by element, all the way down, so two big equal values compared many times over (a filter or
+    `map` over copies of a push) would be work the units of the nodes visited never count. Values of other types or
+    lengths differ at once and cost nothing more."""
+    pending = [(left, right)]
+    while pending:
+        one, other = pending.pop()
+        if type(one) is not type(other) or not isinstance(one, list | dict | str) or len(one) != len(other):
+            continue
+        budget.spend(len(one))
+        if isinstance(one, list):
+            pending.extend(zip(one, other, strict=True))
+        elif isinstance(one, dict):
+            pending.extend((value, other[key]) for key, value in one.items() if key in other)
+
+
 class _BoundedFunctions(functions.Functions):
     """JMESPath's functions, each paying for what it reads and builds; to_string writes within the budget."""
 
@@ -99,6 +116,20 @@ class _BoundedFunctions(functions.Functions):
         result = super().call_function(function_name, resolved_args)
         self.budget.spend(_size(result))
         return result
+
+    @functions.signature({"types": ["array", "string"]}, {"types": []})
+    def _func_contains(self, subject: list | str, search: Any) -> bool:
+        if isinstance(subject, list):
+            for element in subject:
+                _pay_for_comparing(self.budget, element, search)
+        return search in subject
+
+    @functions.signature({"types": ["string"]}, {"types": ["array-string"]})
+    def _func_join(self, separator: str, array: list) -> str:
+        # Paid before it is written: a separator between every element (or one string listed many times) makes a
+        # result far larger than the arguments, which the result's price would pay only once it was built.
+        self.budget.spend(len(separator) * max(len(array) - 1, 0) + sum(len(element) for element in array))
+        return separator.join(array)
 
     @functions.signature({"types": []})
     def _func_to_string(self, arg: Any) -> str:
@@ -127,6 +158,13 @@ class BoundedInterpreter(TreeInterpreter):
         if budget.left < 0:
             budget.spend(0)
         return super().visit(node, *args, **kwargs)
+
+    def visit_comparator(self, node: dict, value: Any) -> Any:
+        if node["value"] not in self._EQUALITY_OPS:
+            return super().visit_comparator(node, value)  # ordering: numbers only
+        left, right = self.visit(node["children"][0], value), self.visit(node["children"][1], value)
+        _pay_for_comparing(self.budget, left, right)
+        return self.COMPARATOR_FUNC[node["value"]](left, right)
 
     def visit_flatten(self, node: dict, value: Any) -> Any:
         base = self.visit(node["children"][0], value)

@@ -8,6 +8,7 @@ yield the refused value, the value came from the data earlier pushes left.
 
 from collections.abc import Sequence
 
+from mappings.evaluation import PushPool
 from mappings.normalization import FieldRule, apply_rule
 
 
@@ -16,12 +17,12 @@ def issues_from_earlier_pushes(*, issues: Sequence[dict], data: dict, rules: Seq
     the field's rule (`rules`: the rules to judge by). False for an issue without a value (a required field with
     none) or of a field `rules` do not map: nothing says the value came from elsewhere."""
     by_field = {rule.field: rule for rule in rules}
-    flags = []
+    flags, pool = [], PushPool(data)  # the rules read the push again: one push's work, as when it was stored
     for issue in issues:
         rule = by_field.get(issue.get("field"))
         if rule is None or issue.get("value") is None:
             flags.append(False)
             continue
-        _, own_issue = apply_rule(rule, data)
+        _, own_issue = apply_rule(rule, data, pool)
         flags.append(own_issue is None or own_issue.get("value") != issue["value"])
     return flags

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from mappings.evaluation import PushPool
 from mappings.normalization import FieldRule, source_value
 from mappings.source_alternatives import alternative_index, alternative_texts
 from projects.canonical import CANONICAL_FIELDS_BY_NAME, format_decimal
@@ -44,9 +45,12 @@ class Reading:
     scales: tuple = ()
 
 
-def field_readings(data: Any, values: dict, rules: dict[str, FieldRule]) -> dict[str, Reading]:
+def field_readings(
+    data: Any, values: dict, rules: dict[str, FieldRule], pool: PushPool | None = None
+) -> dict[str, Reading]:
     """The values of `rules`' fields that have a plausible range, over one push's `data` (`values`: the normalized
-    values by column), each with how it was read."""
+    values by column), each with how it was read: evaluated again on `pool`, one for the push's readings."""
+    pool = pool or PushPool(data)
     readings = {}
     for field in PLAUSIBLE_RANGES:
         rule = rules.get(field)
@@ -55,9 +59,9 @@ def field_readings(data: Any, values: dict, rules: dict[str, FieldRule]) -> dict
         value = values[CANONICAL_FIELDS_BY_NAME[field].attname]
         scales = rule.options.get("scale")
         try:
-            scale = source_value(rule, data)[1].get("scale")
+            scale = source_value(rule, data, pool)[1].get("scale")
             alternatives = alternative_texts(rule.source)
-            index = alternative_index(rule.source, data)
+            index = alternative_index(rule.source, data, pool)
         except Exception:  # the field's issue says why the expression failed; its value is None
             readings[field] = Reading(value)
             continue

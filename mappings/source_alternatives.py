@@ -12,7 +12,7 @@ from typing import Any
 
 import jmespath
 
-from mappings.evaluation import BoundedExpression, EvaluationBudget
+from mappings.evaluation import BoundedExpression, EvaluationBudget, PushPool
 
 MAX_ALTERNATIVE_SCALES = 10
 
@@ -54,9 +54,10 @@ def search_alternatives(
     return value, scale  # every alternative is false: `||` gives the last one's value
 
 
-def alternative_index(source: str, data: Any) -> int:
-    """Which of the source's `||` alternatives `||` takes its value from over `data` (the last when all are false)."""
-    alternatives, budget = source_alternatives(source), EvaluationBudget(data)
+def alternative_index(source: str, data: Any, pool: PushPool | None = None) -> int:
+    """Which of the source's `||` alternatives `||` takes its value from over `data` (the last when all are false),
+    within a budget that draws on `pool` (the push's, when a page reads its rules again)."""
+    alternatives, budget = source_alternatives(source), EvaluationBudget(data, pool)
     return next(
         (index for index, alternative in enumerate(alternatives) if not is_false(alternative.search(data, budget))),
         len(alternatives) - 1,

@@ -5,14 +5,16 @@ import ipaddress
 
 # Headers a reverse proxy adds. Behind a proxy on the same machine every request arrives from loopback, so a
 # request carrying any of them is treated as coming from outside, whatever its peer address. Every X-Forwarded-*
-# counts (a proxy that sets only X-Forwarded-Proto, as nginx examples often do, is still a proxy), as do the
-# standard Forwarded, Via, and the client-address headers of common proxies and CDNs.
-FORWARDING_HEADER_PREFIX = "HTTP_X_FORWARDED_"
+# counts (a proxy that sets only X-Forwarded-Proto, as nginx examples often do, is still a proxy), and the draft's bare
+# X-Forwarded, as do the standard Forwarded, Via, and the client-address headers of common proxies and CDNs.
+FORWARDING_HEADER_PREFIX = "HTTP_X_FORWARDED"
 FORWARDING_HEADERS = (
     "HTTP_FORWARDED",
     "HTTP_VIA",
     "HTTP_X_REAL_IP",
     "HTTP_X_CLIENT_IP",
+    "HTTP_CLIENT_IP",
+    "HTTP_X_ENVOY_EXTERNAL_ADDRESS",
     "HTTP_X_CLUSTER_CLIENT_IP",
     "HTTP_X_ORIGINAL_FORWARDED_FOR",
     "HTTP_TRUE_CLIENT_IP",

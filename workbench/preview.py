@@ -6,7 +6,7 @@ from typing import Any
 
 from ingest.models import RawPush
 from ingest.selectors import pushes_recent
-from mappings.evaluation import within_page_allowance
+from mappings.evaluation import PushPool, within_page_allowance
 from mappings.issue_values import issue_value
 from mappings.normalization import FieldRule, normalize, source_value
 from mappings.plausibility import field_readings, plausibility_hints
@@ -59,11 +59,11 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def _source_value(rule: FieldRule | None, data: Any) -> str | None:
+def _source_value(rule: FieldRule | None, data: Any, pool: PushPool) -> str | None:
     if rule is None:
         return None
     try:
-        value = issue_value(source_value(rule, data)[0])
+        value = issue_value(source_value(rule, data, pool)[0])
     except Exception:  # the edited rule's own issue says why the expression failed
         return None
     return None if value is None else _text(value)
@@ -91,12 +91,13 @@ def mapping_preview_compare(
         current_by_field = {rule.field: rule for rule in current_rules[push.environment]}
         before, after = normalize(push.data, current_rules[push.environment]), normalize(push.data, rules)
         by_field = {**current_by_field, **edited_by_field}  # where the source column reads from
+        pool = PushPool(push.data)  # the rules read again, for the source column and the readings: one push's work
         before_issues = {issue["field"]: issue for issue in before.issues}
         after_issues = {issue["field"]: issue for issue in after.issues}
         fields = [
             FieldPreview(
                 field=canonical.name,
-                source=_source_value(by_field.get(canonical.name), push.data),
+                source=_source_value(by_field.get(canonical.name), push.data, pool),
                 current=_shown(before.values[canonical.attname]),
                 edited=_shown(after.values[canonical.attname]),
                 issue=after_issues.get(canonical.name),
@@ -114,5 +115,5 @@ def mapping_preview_compare(
                 fields=fields,
             )
         )
-        results.append((push.external_id, field_readings(push.data, after.values, edited_by_field)))
+        results.append((push.external_id, field_readings(push.data, after.values, edited_by_field, pool)))
     return WorkbenchPreview(pushes=pushes, hints=plausibility_hints(results=results))

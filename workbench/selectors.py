@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from django.db.models import Func, IntegerField, QuerySet
 
 from ingest.models import RawPush
-from mappings.evaluation import OPERATOR_PAGE_SAMPLE, PageAllowance, within_page_allowance
+from mappings.evaluation import OPERATOR_PAGE_SAMPLE, PageAllowance, PushPool, within_page_allowance
 from mappings.models import MappingPublication
 from mappings.normalization import FieldRule, apply_rule, normalize
 from mappings.selectors import mapping_rules_for_partner
@@ -85,7 +85,8 @@ def source_key_discovery(*, partner: Partner, sample: int = 1000, rules: list[Fi
     def filling(documents: Iterable[dict]) -> Iterator[dict]:
         for document in documents:
             if rules and allowance.take():
-                filled.update(rule.field for rule in rules if apply_rule(rule, document)[0] is not None)
+                pool = PushPool(document)  # the push's rules share one, as when it was stored
+                filled.update(rule.field for rule in rules if apply_rule(rule, document, pool)[0] is not None)
             yield document
 
     latest = RawPush.objects.filter(partner=partner).order_by("-received_at", "-id")

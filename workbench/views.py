@@ -129,7 +129,8 @@ def _saved_by(version: MappingVersion) -> str:
 
 
 def _rows_save(request: HttpRequest, partner: Partner, document: dict, *, posted: str) -> MappingVersion:
-    note = request.POST.get("note", "").strip()[: MappingVersion._meta.get_field("note").max_length]
+    posted_note = request.POST.get("note", "").replace("\x00", "")  # read as posted: no form's validator took NUL out
+    note = posted_note.strip()[: MappingVersion._meta.get_field("note").max_length]
     base = _posted_base(posted)
     return mapping_rows_save(partner=partner, document=document, base=base, created_by=request.user, note=note)
 

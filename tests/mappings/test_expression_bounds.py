@@ -2,6 +2,8 @@
 parse tree size and projections at save, a work budget at evaluation. No database: the rules and the engine."""
 
 import json
+import time
+import tracemalloc
 
 import pytest
 
@@ -22,6 +24,7 @@ COPIES = "[" + ",".join(["@"] * 45) + "]"  # 45 copies of its input: one multi-s
 # The worst expression the bounds accept: 45 times 45 copies of the push (a flatten counts as a flatten and a
 # projection), written out as one JSON text.
 WORST = f"{COPIES}[] | {COPIES} | to_string(@)"
+COPIES_90 = "[" + ",".join(["@"] * 90) + "]"  # twice: 8,100 copies within the nodes' bound
 
 
 def source_problems(source: str) -> list[Problem]:
@@ -157,6 +160,50 @@ def test_a_result_larger_than_the_push_is_an_issue_on_its_field_not_a_slow_push(
         }
     ]
     assert (result.values["name"], result.values["city"], result.mapping_status) == (None, data["title"], "partial")
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        pytest.param("join('" + "s" * 980 + "', tags)", id="long-separator"),
+        pytest.param("join(long, tags)", id="separator-from-the-push"),
+        pytest.param(
+            f"[long, long, long, long, long, long, long, long, long, long] | {COPIES}[] | join('', @)", id="copies"
+        ),
+    ],
+)
+def test_a_join_pays_for_what_it_would_write_before_writing_it(source):
+    data = {"tags": [""] * 5_000, "long": "l" * 10_000}  # 25 KB; each join would write 4.5 to 50 MB
+    tracemalloc.start()
+    try:
+        result = normalize(data, [FieldRule("name", source, "string")])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+    assert [issue["field"] for issue in result.issues] == ["name"]
+    assert result.issues[0]["reason"].startswith("the source expression needs more work than the push allows")
+    assert peak < 1_000_000
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        pytest.param(f"{COPIES_90} | {COPIES_90}[] | map(&(a == b), @)", id="map"),
+        pytest.param("[" + ",".join(["@"] * 180) + "] | [?a == b] | length(@)", id="filter"),
+        pytest.param(f"{COPIES_90} | {COPIES_90}[] | map(&contains([[a]], [b]), @)", id="contains"),
+    ],
+)
+def test_comparing_big_values_pays_for_what_it_compares(source):
+    # Two equal lists of 5,000 objects (100 KB): each comparison walks both, thousands of times over.
+    data = json.loads(json.dumps({"a": [{"x": 1.5}] * 5_000, "b": [{"x": 1.5}] * 5_000}))
+    started = time.monotonic()
+
+    result = normalize(data, [FieldRule("name", source, "string")])
+
+    assert [issue["field"] for issue in result.issues] == ["name"]
+    assert result.issues[0]["reason"].startswith("the source expression needs more work than the push allows")
+    assert time.monotonic() - started < 0.5
 
 
 def test_each_rule_keeps_its_own_units_when_another_has_spent_the_push_s_pool():

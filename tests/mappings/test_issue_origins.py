@@ -4,8 +4,10 @@ import pytest
 
 from ingest.merge_patch import merge_patch
 from mappings.documents import parse_mapping_document
+from mappings.evaluation import PushPool, json_bytes
 from mappings.issue_origins import issues_from_earlier_pushes
-from mappings.normalization import normalize
+from mappings.normalization import FieldRule, normalize
+from tests.mappings.test_expression_bounds import WORST
 
 RULES = parse_mapping_document(
     {
@@ -70,3 +72,17 @@ def test_an_issue_of_a_field_the_rules_do_not_map_is_not_marked():
     issues = [{"field": "city", "value": "x", "reason": "gone"}, {"field": "name", "value": "y", "reason": "long"}]
 
     assert issues_from_earlier_pushes(issues=issues, data={}, rules=[]) == [False, False]
+
+
+def test_a_push_s_issues_are_judged_on_one_pool_as_the_push_was(monkeypatch):
+    # Its rules read again, once per issue: on a pool each, a push's diagnostics did the push's work once per field.
+    data = {"notes": "n" * 10_000}
+    fields = ("customerFirstName", "customerLastName", "city", "state")
+    rules = [FieldRule(field, WORST, "string") for field in fields]
+    issues = [{"field": field, "value": "refused", "reason": "too long"} for field in fields]
+    granted = []
+    grant = PushPool.grant
+    monkeypatch.setattr(PushPool, "grant", lambda pool, wanted: granted.append(grant(pool, wanted)) or granted[-1])
+
+    assert issues_from_earlier_pushes(issues=issues, data=data, rules=rules) == [True] * 4
+    assert sum(granted) <= json_bytes(data)

@@ -100,6 +100,28 @@ def test_malformed_documents(document, problem):
     assert problems_of(document) == [problem]
 
 
+@pytest.mark.parametrize(
+    ("document", "problem"),
+    [
+        (
+            {"fields": {"name": {"source": "'a\u0000'", "type": "string"}}},
+            "fields.name.source: holds a character that cannot be stored (NUL or a lone surrogate)",
+        ),
+        (
+            {"fields": {"city": {"source": "'\ud800'", "type": "string"}}},
+            "fields.city.source: holds a character that cannot be stored (NUL or a lone surrogate)",
+        ),
+        (
+            {"fields": {"status": {"source": "s", "type": "enum", "values": {"won\u0000": "contracted"}}}},
+            "fields.status.values: holds a character that cannot be stored (NUL or a lone surrogate)",
+        ),
+    ],
+)
+def test_a_string_postgresql_cannot_store_is_a_problem_not_a_database_error(document, problem):
+    # A raw string literal may hold NUL, which neither jsonb nor text take: the save path met a DataError.
+    assert problems_of(document) == [problem]
+
+
 def test_an_empty_fields_object_is_valid_and_means_unmapped():
     assert parse_mapping_document({"fields": {}}) == []
 

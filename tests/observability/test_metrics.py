@@ -68,6 +68,9 @@ def test_loopback_reads_metrics_without_a_token(address):
         {"REMOTE_ADDR": "127.0.0.1", "HTTP_VIA": "1.1 proxy"},
         {"REMOTE_ADDR": "127.0.0.1", "HTTP_TRUE_CLIENT_IP": "203.0.113.9"},
         {"REMOTE_ADDR": "127.0.0.1", "HTTP_X_CLIENT_IP": "203.0.113.9"},
+        {"REMOTE_ADDR": "127.0.0.1", "HTTP_X_FORWARDED": "for=203.0.113.9"},
+        {"REMOTE_ADDR": "127.0.0.1", "HTTP_CLIENT_IP": "203.0.113.9"},
+        {"REMOTE_ADDR": "127.0.0.1", "HTTP_X_ENVOY_EXTERNAL_ADDRESS": "203.0.113.9"},
     ],
     ids=[
         "remote",
@@ -83,6 +86,9 @@ def test_loopback_reads_metrics_without_a_token(address):
         "via",
         "true-client-ip",
         "client-ip",
+        "x-forwarded",  # the draft before Forwarded: no X-Forwarded-* suffix
+        "bare-client-ip",
+        "envoy",
     ],
 )
 def test_metrics_are_refused_from_outside_without_the_token(metrics_token, headers):

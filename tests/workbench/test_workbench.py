@@ -154,6 +154,16 @@ def test_save_makes_a_new_version_for_the_sandbox_only_and_offers_to_promote(adm
     assert f'href="/admin/mappings/reprocessrun/add/?partner={partner.pk}&amp;environment=sandbox"' in messages[2]
 
 
+def test_a_note_with_a_nul_character_is_saved_without_it(admin_client, workbench, partner):
+    # PostgreSQL's text takes no NUL: the note is read from the form as posted, and the save answered 500.
+    edited = {**rows(city={"source": "town", "type": "string"}), "base_version": "1", "note": "from\x00 the CRM"}
+
+    response = admin_client.post(workbench, {**edited, "action": "save"})
+
+    assert response.status_code == HTTPStatus.FOUND
+    assert MappingVersion.objects.get(number=2).note == "from the CRM"
+
+
 def test_export_downloads_the_mapping_document(admin_client, partner, workbench):
     response = admin_client.get(reverse("admin:mappings_mappingversion_export", args=[partner.pk]))
 
