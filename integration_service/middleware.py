@@ -2,7 +2,7 @@ import logging
 from collections.abc import Callable
 
 from csp.middleware import CSPMiddleware
-from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseBase
 
 from integration_service.api_paths import body_limit, is_api_path
 from integration_service.outages import outage_detail, outage_response
@@ -59,6 +59,24 @@ class ApiProblemMiddleware:
             return None  # Django's 500 page for the admin and the console
         logger.exception("Unhandled error on %s %s", request.method, request.path, exc_info=exception)
         return problem_response(500, "The service failed to handle this request; it has been logged.", code="error")
+
+
+class QueryStringNulMiddleware:
+    """A page's query string holding a NUL character is a 400. The admin's list filters hand any field's value to
+    the database, and PostgreSQL refuses NUL in a string with an error (a 500); no page has a use for one. API routes
+    validate their own parameters and answer their own 400 problems."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if not is_api_path(request.path) and any(
+            "\x00" in name or any("\x00" in value for value in values) for name, values in request.GET.lists()
+        ):
+            return HttpResponseBadRequest(
+                "A NUL character in the address's parameters is not accepted.", content_type="text/plain"
+            )
+        return self.get_response(request)
 
 
 class HtmlContentSecurityPolicyMiddleware(CSPMiddleware):

@@ -80,6 +80,7 @@ MIDDLEWARE = [
     "integration_service.middleware.HtmlContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "integration_service.middleware.ApiProblemMiddleware",
+    "integration_service.middleware.QueryStringNulMiddleware",
     "partners.throttling.RateLimitHeadersMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
