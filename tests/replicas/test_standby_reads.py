@@ -79,6 +79,7 @@ def topology():
             "CACHE_KEY_PREFIX": prefix,
             "REPLICA_CHECK_SECONDS": "0.2",
             "REPLICA_DOWN_RECHECK_SECONDS": "0.5",
+            "WEBHOOK_ALLOW_PRIVATE_URLS": "1",  # an endpoint on loopback (no worker runs: nothing is sent)
             "CLIENT_ID_RATE_LIMIT_PER_MINUTE": "100000",
             "WORKERS": "1",
             "THREADS": "8",
@@ -109,6 +110,11 @@ def topology():
             assert status == 200, body
             token = body["token"]
             writer, reader = keys["client_ids"]
+            hook = {"Authorization": f"Bearer {token}", "ClientID": writer}
+            status, _, body = servers["primary"].call(
+                "POST", "/sandbox/api/v1/integration/webhooks", hook, {"url": "http://127.0.0.1:9/hooks/replicas"}
+            )
+            assert status == 201, body  # events are recorded (and replayed) while the partner has an endpoint
             yield {
                 "pair": pair,
                 "servers": servers,
@@ -221,6 +227,18 @@ def follow_feed(servers: list[Server], headers: dict, seen: list, state: dict) -
     return not body["items"]
 
 
+def follow_events(servers: list[Server], headers: dict, seen: list, state: dict) -> bool:
+    after = f"&after={quote(state['cursor'])}" if state.get("cursor") else ""
+    status, _, body = random.choice(servers).call(
+        "GET", f"/sandbox/api/v1/integration/events?limit=100{after}", headers
+    )
+    assert status == 200, body
+    seen += [event["id"] for event in body["items"]]
+    if body["nextCursor"]:
+        state["cursor"] = body["nextCursor"]
+    return not body["items"]
+
+
 def test_followers_across_the_standby_and_the_primary_miss_nothing_and_see_nothing_twice(topology):
     pair, servers = topology["pair"], topology["servers"]
     mixed = [servers["patient"], servers["strict"], servers["primary"]]
@@ -267,14 +285,17 @@ def test_followers_across_the_standby_and_the_primary_miss_nothing_and_see_nothi
 
     projects_seen: list = []
     feed_seen: list = []
+    events_seen: list = []
     projects_state: dict = {}
     feed_state: dict = {}
+    events_state: dict = {}
 
     def follower() -> None:
         while not stop.is_set():
             try:
                 follow_projects(mixed, topology["reader"], projects_seen, projects_state)
                 follow_feed(mixed, topology["platform_reader"], feed_seen, feed_state)
+                follow_events(mixed, topology["reader"], events_seen, events_state)
             except AssertionError as error:
                 failures.append(f"follow: {error}")
 
@@ -292,6 +313,7 @@ def test_followers_across_the_standby_and_the_primary_miss_nothing_and_see_nothi
     while not (
         follow_projects(mixed, topology["reader"], projects_seen, projects_state)
         and follow_feed(mixed, topology["platform_reader"], feed_seen, feed_state)
+        and follow_events(mixed, topology["reader"], events_seen, events_state)
     ):
         pass
 
@@ -310,6 +332,12 @@ def test_followers_across_the_standby_and_the_primary_miss_nothing_and_see_nothi
         if page >= body["totalPages"]:
             break
         page += 1
+    every_event, replay = [], {}
+    while not follow_events([servers["primary"]], topology["reader"], every_event, replay):
+        pass  # every event of the partner environment, replayed from the start on the primary
+    assert len(events_seen) == len(set(events_seen)), "an event seen twice"
+    assert len(every_event) > counts["pushes"]
+    assert events_seen == every_event  # from the same start: none missed, none twice, in the same order
     for seen in (projects_seen, feed_seen):
         assert len(seen) == len(set(seen)), "a version seen twice"
         assert [stamp for _, stamp in seen] == sorted(stamp for _, stamp in seen), "out of order"
