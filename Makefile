@@ -38,20 +38,22 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 # background worker (reprocessing, webhooks, e-mail) share a fresh Prometheus multiprocess directory. The demo data is
 # written before they start (SQLite takes one writer at a time), and the tasks it queued (the demo clearance's
 # e-mail, written by the console backend to var/make-run-tasks.log rather than the terminal) are run then too, so
-# that the logins' box is what the terminal shows once the server answers, above the request log. The worker does
+# that the logins' box is what the terminal shows once the server answers, above the request log. gunicorn logs
+# warnings and errors only here (its start-up lines, "Listening at", "Booting worker", came above the box; the box says
+# where it listens), and the worker starts once the box is out (its first log lines raced the box). The worker does
 # not reload on code changes (gunicorn does not either), so nothing is started twice. Both processes stop together.
 run: $(VENV)/.installed
-	$(BIN)/python manage.py migrate --no-input --verbosity 0
-	$(BIN)/python manage.py collectstatic --no-input --verbosity 0
+	@$(BIN)/python manage.py migrate --no-input --verbosity 0
+	@$(BIN)/python manage.py collectstatic --no-input --verbosity 0
 	@rm -rf $(METRICS_DIR) && mkdir -p $(METRICS_DIR)
 	@LOGINS=$$($(BIN)/python manage.py seed_demo --base-url http://127.0.0.1:$(PORT)) || exit 1; \
 	export PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR); \
 	mkdir -p var; \
 	$(BIN)/python manage.py db_worker --batch --no-startup-delay --no-reload -v 0 >var/make-run-tasks.log 2>&1; \
-	$(BIN)/python manage.py db_worker --no-reload & WORKER=$$!; \
-	$(BIN)/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:$(PORT) & SERVER=$$!; \
+	$(BIN)/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:$(PORT) --log-level warning & SERVER=$$!; \
 	trap 'kill $$WORKER $$SERVER 2>/dev/null' EXIT INT TERM; \
-	$(BIN)/python -c "$$WAIT_FOR_SERVER" http://127.0.0.1:$(PORT)/healthz && echo "$$LOGINS" && wait $$SERVER
+	$(BIN)/python -c "$$WAIT_FOR_SERVER" http://127.0.0.1:$(PORT)/healthz && echo "$$LOGINS" \
+		&& { $(BIN)/python manage.py db_worker --no-reload & WORKER=$$!; wait $$SERVER; }
 
 test: $(VENV)/.installed-test chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -81,14 +81,20 @@ def _login_path(request: Any, name: str = "login") -> str:
 def _authentication_detail(code: str, request: Any) -> str | None:
     """Say what to do instead of what went wrong, for the 401s a partner's developer meets first."""
     login = f"POST {_login_path(request)}"
-    if code == "not_authenticated":
+    token = f"POST {_login_path(request, 'token')}"
+    if code == "not_authenticated":  # machines get tokens with a client secret (docs/api.md), people log in
         if request is not None and request.headers.get("Authorization"):
-            return f"Send the token as 'Authorization: Bearer <token>', the token being the one {login} returned."
-        return f"No token was sent. Log in at {login} and send the token as 'Authorization: Bearer <token>'."
+            return (
+                f"Send the token as 'Authorization: Bearer <token>', the token being the one {token} (your client "
+                f"secret) or {login} returned."
+            )
+        return (
+            f"No token was sent. Get one ({token} with your ClientID and client secret, or log in at {login}) and "
+            "send it as 'Authorization: Bearer <token>'."
+        )
     if code == "bad_authorization_header":
         return f"Send the token as 'Authorization: Bearer <token>' (one space, no quotes), from {login}."
     if code == "token_not_valid":
-        token = f"POST {_login_path(request, 'token')}"
         return (
             f"The token is not valid or has expired. Get a new one ({token} with your client secret, or log in again "
             f"at {login}) and send it."

@@ -1,3 +1,4 @@
+import re
 import sys
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -8,11 +9,20 @@ from integration_service.api_paths import is_api_path
 from integration_service.outages import outage_detail, outage_response
 from integration_service.problems import problem_response
 
+# A root itself (make run's box lists them): its 404 says where the endpoints are listed.
+API_ROOT = re.compile(r"^(?P<root>/(?:sandbox/|platform/)?api/v1)/?$")
+
 
 @csrf_exempt  # a POST to an unknown API path is a 404 problem, not Django's HTML CSRF page
 def api_not_found(request: HttpRequest, *args, **kwargs) -> JsonResponse:
     """Any path under an API root (or another version) that names no endpoint."""
-    return problem_response(404, f"No endpoint at {request.path}.", code="not_found")
+    detail = f"No endpoint at {request.path}."
+    if root := API_ROOT.match(request.path):
+        detail += (
+            f" This root's endpoints are in its OpenAPI document, {root['root']}/schema/, and in Swagger UI, "
+            "/api/v1/docs/."
+        )
+    return problem_response(404, detail, code="not_found")
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

@@ -3,17 +3,20 @@
 HTML comments (the file's notes to its writers, the marks of its checked examples) are left out, other raw HTML in
 the file is escaped (markdown-it's js-default preset), headings get GitHub's anchors so the guide's
 own table of contents works, and links to the repository's other files (../examples/…) become plain text, since
-the console does not serve them.
+the console does not serve them; but the example client, which the console offers for download (portal-guide-example).
 """
 
 import functools
 import re
 
 from django.conf import settings
+from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 
 GUIDE_PATH = settings.BASE_DIR / "docs" / "api.md"
+EXAMPLE_CLIENT_PATH = settings.BASE_DIR / "examples" / "sync_client.py"
+EXAMPLE_CLIENT_LINK = "../examples/sync_client.py"
 HTML_COMMENT = re.compile(r"^[ \t]*<!--.*?-->[ \t]*\n", re.DOTALL | re.MULTILINE)
 
 
@@ -29,13 +32,17 @@ def _markdown() -> MarkdownIt:
         return renderer.renderToken(tokens, index, options, env)
 
     def link_open(renderer, tokens, index, options, env):
-        if str(tokens[index].attrGet("href") or "").startswith("../"):
+        href = str(tokens[index].attrGet("href") or "")
+        if href == EXAMPLE_CLIENT_LINK:
+            tokens[index].attrSet("href", reverse("portal:portal-guide-example"))
+        elif href.startswith("../"):
             return ""
         return renderer.renderToken(tokens, index, options, env)
 
     def link_close(renderer, tokens, index, options, env):
         opening = next(i for i in range(index - 1, -1, -1) if tokens[i].type == "link_open")
-        if str(tokens[opening].attrGet("href") or "").startswith("../"):
+        href = str(tokens[opening].attrGet("href") or "")
+        if href.startswith("../") and href != EXAMPLE_CLIENT_LINK:
             return ""
         return renderer.renderToken(tokens, index, options, env)
 

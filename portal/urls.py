@@ -23,6 +23,7 @@ urlpatterns = [
         name="portal-credential-revoke",
     ),
     path("guide/", views.guide, name="portal-guide"),
+    path("guide/sync_client.py", views.guide_example, name="portal-guide-example"),
     re_path(rf"^{ENV}/$", views.environment_page, name="portal-environment"),
     re_path(rf"^{ENV}/pushes/$", views.pushes, name="portal-pushes"),
     re_path(rf"^{ENV}/pushes/(?P<push_id>[^/]+)/$", views.push_detail, name="portal-push"),

@@ -371,3 +371,17 @@ def guide(request: HttpRequest) -> HttpResponse:
     from portal.guide import api_guide_html
 
     return _page(request, "portal/guide.html", {"guide": api_guide_html(), "api_roots": API_ROOTS})
+
+
+@partner_user_required
+def guide_example(request: HttpRequest) -> HttpResponse:
+    """The example client the guide names (examples/sync_client.py), to download."""
+    from portal.guide import EXAMPLE_CLIENT_PATH
+
+    try:
+        content = EXAMPLE_CLIENT_PATH.read_bytes()
+    except FileNotFoundError:
+        raise Http404("The example client is not installed on this server.") from None
+    response = HttpResponse(content, content_type="text/x-python; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="sync_client.py"'
+    return response

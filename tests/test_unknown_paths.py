@@ -72,3 +72,33 @@ def test_an_unknown_format_of_the_schema_pages_is_a_404_problem(path):
     assert response.status_code == HTTPStatus.NOT_FOUND
     assert response["Content-Type"] == "application/problem+json"
     assert response.json()["code"] == "not_found"
+
+
+@pytest.mark.parametrize(
+    ("path", "schema"),
+    [
+        ("/sandbox/api/v1/", "/sandbox/api/v1/schema/"),
+        ("/sandbox/api/v1", "/sandbox/api/v1/schema/"),
+        ("/api/v1/", "/api/v1/schema/"),
+        ("/api/v1", "/api/v1/schema/"),
+        ("/platform/api/v1/", "/platform/api/v1/schema/"),
+        ("/platform/api/v1", "/platform/api/v1/schema/"),
+    ],
+)
+def test_a_root_itself_is_a_404_that_says_where_its_endpoints_are_listed(path, schema):
+    """make run's box lists the roots: a developer opening one learns where the endpoints are."""
+    response = APIClient().get(path)
+
+    assert response.status_code == HTTPStatus.NOT_FOUND
+    assert response["Content-Type"] == "application/problem+json"
+    assert response.json() == {
+        "type": "about:blank",
+        "title": "Not Found",
+        "status": 404,
+        "detail": (
+            f"No endpoint at {path}. This root's endpoints are in its OpenAPI document, {schema}, and in Swagger "
+            "UI, /api/v1/docs/."
+        ),
+        "code": "not_found",
+        "requestId": response["X-Request-ID"],
+    }

@@ -116,6 +116,7 @@ def deliveries_pending_resume() -> int:
     way out when queued tasks were lost); returns how many."""
     endpoint_ids = list(
         WebhookDelivery.objects.filter(status=DeliveryStatus.PENDING, endpoint__is_enabled=True)
+        .order_by()  # the deliveries' default ordering (endpoint, -id) would make DISTINCT one row per delivery
         .values_list("endpoint_id", flat=True)
         .distinct()
     )

@@ -67,11 +67,26 @@ def test_a_changed_password_is_never_reset(debug):
     for email in ("admin@example.com", "demo@example.com"):
         assert User.objects.get(email=email).check_password("changed-by-its-owner-1"), email
     assert "admin-password" not in out and "demo-password" not in out
-    assert "admin@example.com / (password changed since it was seeded: kept)" in out
+    assert "admin@example.com / (password changed: kept)" in out
+    assert "demo@example.com / (password changed: kept)  (partner 'demo-solar')" in out
     login = APIClient().post(
         url(SANDBOX, "login"), {"email": "demo@example.com", "password": "demo-password"}, format="json"
     )
     assert login.status_code == HTTPStatus.UNAUTHORIZED
+
+
+def test_the_box_fits_100_columns_with_both_passwords_kept(debug):
+    """make run's box at a five-digit port (PORT=19150) once the demo passwords were changed."""
+    call_command("seed_demo", stdout=StringIO())
+    for email in ("admin@example.com", "demo@example.com"):
+        user = User.objects.get(email=email)
+        user.set_password("changed-by-its-owner-1")
+        user.save()
+    out = StringIO()
+
+    call_command("seed_demo", "--base-url", "http://127.0.0.1:19150", stdout=out)
+
+    assert max(len(line) for line in out.getvalue().splitlines()) <= 100
 
 
 def test_a_revoked_key_stays_revoked(debug):

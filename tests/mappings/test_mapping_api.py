@@ -137,8 +137,8 @@ def test_anonymous_is_401(client, partner):
     assert response["WWW-Authenticate"].startswith("Bearer")
     assert response.json() == problem(
         401,
-        "No token was sent. Log in at POST /sandbox/api/v1/auth/email/login and send the token as "
-        "'Authorization: Bearer <token>'.",
+        "No token was sent. Get one (POST /sandbox/api/v1/auth/token with your ClientID and client secret, or log "
+        "in at POST /sandbox/api/v1/auth/email/login) and send it as 'Authorization: Bearer <token>'.",
         "not_authenticated",
     )
 

@@ -58,8 +58,8 @@ class TestToken:
         assert response["WWW-Authenticate"] == 'Bearer realm="integration"'
         assert response["Content-Type"] == "application/problem+json"
         assert response.json() == unauthorized(
-            f"No token was sent. Log in at POST {url(environment, 'login')} and send the token as "
-            "'Authorization: Bearer <token>'.",
+            f"No token was sent. Get one (POST {url(environment, 'token')} with your ClientID and client secret, "
+            f"or log in at POST {url(environment, 'login')}) and send it as 'Authorization: Bearer <token>'.",
             "not_authenticated",
         )
 
@@ -72,7 +72,7 @@ class TestToken:
         assert response.status_code == HTTPStatus.UNAUTHORIZED
         assert response.json() == unauthorized(
             "Send the token as 'Authorization: Bearer <token>', the token being the one "
-            f"POST {url(environment, 'login')} returned.",
+            f"POST {url(environment, 'token')} (your client secret) or POST {url(environment, 'login')} returned.",
             "not_authenticated",
         )
 

@@ -134,6 +134,7 @@ def test_seed_demo_is_idempotent_and_prints_working_credentials(db, settings):
     sandbox_key = first.split("CLIENT_ID=")[1].split()[0]
     production_key = first.split("PRODUCTION_CLIENT_ID=")[1].split()[0]
     assert "BASE=http://localhost:9000/sandbox/api/v1 " in first
+    assert "PLATFORM=http://localhost:9000/platform/api/v1 " in first  # the platform quickstart's line to paste
     for environment, key in ((SANDBOX, sandbox_key), (PRODUCTION, production_key)):
         login = APIClient().post(
             url(environment, "login"), {"email": "demo@example.com", "password": "demo-password"}, format="json"

@@ -229,3 +229,25 @@ def test_the_push_page_says_when_a_refused_value_came_from_an_earlier_push(porta
     )
     assert 'id="from-earlier-push-note"' in kept
     assert "7.2 kW" not in kept.split('id="push-body"')[1]  # not in the body shown: hence the note
+
+
+def test_the_guides_example_client_is_downloaded_from_the_console(portal):
+    """The guide sends partners to examples/sync_client.py (the client, `listen` for webhooks on their machine); in
+    the console the name was plain text, with nowhere to get the file."""
+    from django.conf import settings
+    from django.test import Client
+
+    page = portal.get("/portal/guide/").content.decode()
+    response = portal.get("/portal/guide/sync_client.py")
+
+    assert '<a href="/portal/guide/sync_client.py"><code>examples/sync_client.py</code></a>' in page
+    assert 'href="../' not in page
+    assert response.status_code == HTTPStatus.OK
+    assert response["Content-Type"] == "text/x-python; charset=utf-8"
+    assert response["Content-Disposition"] == 'attachment; filename="sync_client.py"'
+    assert response.content == (settings.BASE_DIR / "examples" / "sync_client.py").read_bytes()
+    anonymous = Client().get("/portal/guide/sync_client.py")
+    assert (anonymous.status_code, anonymous["Location"]) == (
+        HTTPStatus.FOUND,
+        "/portal/login/?next=/portal/guide/sync_client.py",
+    )

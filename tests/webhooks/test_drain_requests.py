@@ -118,6 +118,21 @@ def test_resuming_queues_a_drain_whatever_is_already_queued(partner, sandbox_cli
     assert len(receiver.requests) == 1
 
 
+def test_resuming_queues_one_drain_per_endpoint_however_many_deliveries_wait(partner, sandbox_client, receiver):
+    """`deliver_webhooks` said "Queued delivery runs for 2 endpoint(s)" for one endpoint with two pending deliveries
+    (the deliveries' default ordering made DISTINCT count deliveries), and queued a drain for each."""
+    endpoint, _ = webhook_endpoint_create(partner=partner, environment=SANDBOX, url=receiver.url())
+    for number in range(3):
+        push(sandbox_client, f"HS-{number}", {"n": number})
+    task_backends["default"].clear()  # the queue lost the drain; three deliveries wait
+
+    assert deliveries_pending_resume() == 1
+
+    assert [result.kwargs for result in drains_queued()] == [{"endpoint_id": endpoint.pk}]
+    run_worker()
+    assert len(receiver.requests) == 3
+
+
 # --- on PostgreSQL, with the events written by other connections while the drain runs ------------------------------
 
 postgresql = pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent connections need PostgreSQL")

@@ -111,11 +111,12 @@ class Command(BaseCommand):
             f"Roots:              {base_url}/sandbox/api/v1/  {base_url}/api/v1/",
             f"                    {base_url}/platform/api/v1/",
             "",
-            "For the README's quickstarts (sandbox ClientID, production ClientID, platform key):",
+            "Lines to paste for the README's quickstarts (the partner's and the platform's):",
             "",
             f"BASE={base_url}/sandbox/api/v1",
             f"CLIENT_ID={sandbox}",
             f"PRODUCTION_CLIENT_ID={production}",
+            f"PLATFORM={base_url}/platform/api/v1",
             f"PLATFORM_KEY={platform_key.shown}",
         ]
         self.stdout.write(boxed(lines))
@@ -158,7 +159,7 @@ class Command(BaseCommand):
         return user
 
     def _password(self, user: User, password: str) -> str:
-        return password if user.check_password(password) else "(password changed since it was seeded: kept)"
+        return password if user.check_password(password) else "(password changed: kept)"
 
     def _client_id(self, partner: Partner, environment: Environment) -> DemoKey:
         key = demo_client_key(environment)
