@@ -1,4 +1,5 @@
 import shutil
+import socket
 import tempfile
 from collections.abc import Callable
 from datetime import datetime
@@ -110,6 +111,48 @@ def _clear_cache():
     version_rules_cache_clear()
     yield
     cache.clear()
+
+
+@pytest.fixture
+def operator(db) -> User:
+    """A superuser of the admin (modules that need an operator of narrower powers define their own)."""
+    return User.objects.create_superuser("ops@service.example", PASSWORD)
+
+
+@pytest.fixture
+def receiver():
+    """A real webhook receiver on 127.0.0.1 (tests/webhooks/conftest.py)."""
+    from tests.webhooks.conftest import Receiver
+
+    receiver = Receiver()
+    yield receiver
+    receiver.down()
+
+
+@pytest.fixture
+def redis_unreachable(settings):
+    """The service's Redis cache at a loopback port where nothing listens: every connection is refused at once.
+    A module using it overrides the autouse `_clear_cache`, since clearing an unreachable cache would fail."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "integration_service.cache.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{port}/15",
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
+    }
+
+
+@pytest.fixture
+def postgres_proxy():
+    """A TCP proxy in front of the test database's PostgreSQL that the test cuts and restores (tests/proxies.py)."""
+    from tests.proxies import database_proxy
+
+    proxy = database_proxy()
+    yield proxy
+    proxy.close()
 
 
 @pytest.fixture

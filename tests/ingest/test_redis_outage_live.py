@@ -17,7 +17,7 @@ from django.db import connection
 from projects.models import Project
 from tests.conftest import SANDBOX, token_for, url
 from tests.gunicorn import gunicorn_serving
-from tests.ingest.test_database_outage import CuttableProxy
+from tests.proxies import CuttableProxy
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
