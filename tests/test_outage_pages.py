@@ -2,7 +2,6 @@
 Swagger UI answers a short 503 page with Retry-After while Redis or PostgreSQL cannot be reached, never a 500;
 the API routes keep answering their 503 problem (tests/partners/test_cache_outage.py)."""
 
-import socket
 from http import HTTPStatus
 from unittest import mock
 
@@ -29,13 +28,6 @@ def _clear_cache():
 
 
 @pytest.fixture
-def operator(db):
-    from partners.models import User
-
-    return User.objects.create_superuser("ops@service.example", PASSWORD)
-
-
-@pytest.fixture
 def operator_browser(operator) -> Client:
     browser = Client()
     browser.force_login(operator)
@@ -47,21 +39,6 @@ def partner_browser(user) -> Client:
     browser = Client()
     browser.force_login(user)
     return browser
-
-
-@pytest.fixture
-def redis_unreachable(settings):
-    """A port on loopback with nothing listening: every connection is refused at once."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "integration_service.cache.RedisCache",
-            "LOCATION": f"redis://127.0.0.1:{port}/15",
-            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
-        }
-    }
 
 
 @pytest.fixture
