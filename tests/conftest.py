@@ -1,9 +1,11 @@
 import shutil
 import socket
 import tempfile
+import uuid
 from collections.abc import Callable
 from datetime import datetime
 from http import HTTPStatus
+from types import SimpleNamespace
 from unittest.mock import ANY
 
 import pytest
@@ -20,6 +22,7 @@ from projects.models import Project
 from workbench.clearance import partner_clear_for_production
 
 PASSWORD = "correct horse battery staple"
+REAL_REDIS_URL = "redis://127.0.0.1:6379/15"
 SANDBOX = Environment.SANDBOX
 PRODUCTION = Environment.PRODUCTION
 ROOTS = {SANDBOX: "sandbox", PRODUCTION: "production"}
@@ -143,6 +146,26 @@ def redis_unreachable(settings):
             "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         }
     }
+
+
+@pytest.fixture
+def real_redis():
+    """The real Redis (127.0.0.1:6379, database 15; the test is skipped when it is down) as the service's cache
+    backend under a key prefix of the test's own: `server`, `prefix` and `backend` (a CACHES entry). Its keys are
+    deleted afterwards; other suites share the database, so it is never flushed. A module using it overrides the
+    autouse `_clear_cache`."""
+    import redis
+
+    server = redis.Redis.from_url(REAL_REDIS_URL)
+    try:
+        server.ping()
+    except redis.ConnectionError:
+        pytest.skip("Redis is not running on 127.0.0.1:6379 (.ci/run starts it)")
+    prefix = f"test-{uuid.uuid4().hex}"
+    backend = {"BACKEND": "integration_service.cache.RedisCache", "LOCATION": REAL_REDIS_URL, "KEY_PREFIX": prefix}
+    yield SimpleNamespace(server=server, prefix=prefix, backend=backend)
+    for key in server.scan_iter(f"{prefix}:*"):
+        server.delete(key)
 
 
 @pytest.fixture
