@@ -18,6 +18,17 @@ from tests.conftest import PASSWORD, SANDBOX, problem, url
 pytestmark = pytest.mark.django_db
 
 REDIS_DOWN = "The rate-limit store is briefly unreachable."
+# The pages each outage is tried on, with the database or Redis away alike.
+CONSOLE_PAGES = pytest.mark.parametrize(
+    "path",
+    ["/portal/", "/portal/client-ids/", "/portal/sandbox/pushes/", "/portal/sandbox/webhooks/"],
+    ids=["overview", "client-ids", "pushes", "webhooks"],
+)
+ADMIN_PAGES = pytest.mark.parametrize(
+    "path",
+    ["/admin/", "/admin/partners/partner/", "/admin/projects/project/", "/admin/audit/auditevent/"],
+    ids=["index", "partners", "projects", "audit"],
+)
 DATABASE_DOWN = "The database is briefly unreachable."
 
 
@@ -106,20 +117,12 @@ def test_a_wrong_password_answers_the_outage_page_without_redis(client, user, re
     assert_outage_page(response, REDIS_DOWN)
 
 
-@pytest.mark.parametrize(
-    "path",
-    ["/portal/", "/portal/client-ids/", "/portal/sandbox/pushes/", "/portal/sandbox/webhooks/"],
-    ids=["overview", "client-ids", "pushes", "webhooks"],
-)
+@CONSOLE_PAGES
 def test_console_pages_that_need_no_redis_still_answer(partner_browser, redis_unreachable, path):
     assert partner_browser.get(path).status_code == HTTPStatus.OK
 
 
-@pytest.mark.parametrize(
-    "path",
-    ["/admin/", "/admin/partners/partner/", "/admin/projects/project/", "/admin/audit/auditevent/"],
-    ids=["index", "partners", "projects", "audit"],
-)
+@ADMIN_PAGES
 def test_admin_pages_that_need_no_redis_still_answer(operator_browser, redis_unreachable, path):
     assert operator_browser.get(path).status_code == HTTPStatus.OK
 
@@ -174,20 +177,12 @@ def test_a_login_answers_the_outage_page_without_the_database(client, operator, 
     assert_outage_page(response, DATABASE_DOWN)
 
 
-@pytest.mark.parametrize(
-    "path",
-    ["/portal/", "/portal/client-ids/", "/portal/sandbox/pushes/", "/portal/sandbox/webhooks/"],
-    ids=["overview", "client-ids", "pushes", "webhooks"],
-)
+@CONSOLE_PAGES
 def test_console_pages_answer_the_outage_page_without_the_database(partner_browser, database_unreachable, path):
     assert_outage_page(partner_browser.get(path), DATABASE_DOWN)
 
 
-@pytest.mark.parametrize(
-    "path",
-    ["/admin/", "/admin/partners/partner/", "/admin/projects/project/", "/admin/audit/auditevent/"],
-    ids=["index", "partners", "projects", "audit"],
-)
+@ADMIN_PAGES
 def test_admin_pages_answer_the_outage_page_without_the_database(operator_browser, database_unreachable, path):
     assert_outage_page(operator_browser.get(path), DATABASE_DOWN)
 
