@@ -17,13 +17,8 @@ from webhooks.services import partner_event_record, webhook_endpoint_create
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(connection.vendor != "postgresql", reason="a real worker reaching PostgreSQL through a proxy"),
+    pytest.mark.usefixtures("tasks_in_database"),
 ]
-
-
-@pytest.fixture(autouse=True)
-def _tasks_in_database(settings):
-    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "webhooks"]}}
-    settings.WEBHOOK_ALLOW_PRIVATE_URLS = True
 
 
 def events_record(partner, count: int) -> None:
