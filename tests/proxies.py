@@ -4,6 +4,8 @@ servers (tests/ingest/, tests/observability/) and of the worker (tests/worker/),
 import contextlib
 import socket
 import threading
+import time
+from collections.abc import Callable
 
 from django.conf import settings
 
@@ -77,3 +79,21 @@ def database_url_through(proxy: CuttableProxy) -> str:
     """The test database's DATABASE_URL, reached through `proxy`."""
     database = settings.DATABASES["default"]
     return f"postgres://{database['USER']}@127.0.0.1:{proxy.port}/{database['NAME']}"
+
+
+def send_through_an_outage(
+    proxy: CuttableProxy, send: Callable[[int], None], stop: threading.Event, *, senders: int, back_for: float = 2.5
+) -> None:
+    """`senders` threads run `send(number)` for 1.5 s with `proxy` up, 2 s cut off and `back_for` s back; then `stop`
+    is set and they are joined."""
+    workers = [threading.Thread(target=send, args=(worker,)) for worker in range(senders)]
+    for worker in workers:
+        worker.start()
+    time.sleep(1.5)
+    proxy.cut()
+    time.sleep(2)
+    proxy.restore()
+    time.sleep(back_for)
+    stop.set()
+    for worker in workers:
+        worker.join(timeout=30)

@@ -17,7 +17,7 @@ from django.db import connection
 from projects.models import Project
 from tests.conftest import SANDBOX, token_for, url
 from tests.gunicorn import gunicorn_serving
-from tests.proxies import CuttableProxy, database_url_through
+from tests.proxies import database_url_through, send_through_an_outage
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -34,21 +34,6 @@ def server(postgres_proxy):
         CLIENT_ID_RATE_LIMIT_PER_MINUTE="0",
     ) as (host, port):
         yield f"http://{host}:{port}"
-
-
-def send_through_an_outage(proxy: CuttableProxy, send, stop: threading.Event, *, senders: int) -> None:
-    """`senders` threads run `send(number)` for 1.5 s with the database up, 2 s cut off and 2.5 s back, then stop."""
-    workers = [threading.Thread(target=send, args=(worker,)) for worker in range(senders)]
-    for worker in workers:
-        worker.start()
-    time.sleep(1.5)
-    proxy.cut()
-    time.sleep(2)
-    proxy.restore()
-    time.sleep(2.5)
-    stop.set()
-    for worker in workers:
-        worker.join(timeout=30)
 
 
 def test_pushes_during_an_outage_get_503_and_every_acknowledged_push_survives(
