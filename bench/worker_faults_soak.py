@@ -34,7 +34,7 @@ from partners.models import Partner
 from partners.services import client_id_issue, partner_create, partner_user_create
 from projects.models import Project
 from tests.conftest import token_for
-from tests.ingest.test_database_outage import CuttableProxy
+from tests.proxies import CuttableProxy, database_proxy, database_url_through
 from tests.webhooks.conftest import Receiver
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from webhooks.services import webhook_endpoint_create
@@ -151,15 +151,14 @@ def main() -> None:
     events_before = WebhookEvent.objects.count()
     exports_dir = Path(options.log_dir) / "exports"
     exports_dir.mkdir(parents=True, exist_ok=True)
-    database = settings.DATABASES["default"]
-    pg = CuttableProxy((database["HOST"] or "127.0.0.1", int(database["PORT"] or 5432)))
+    pg = database_proxy()
     redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/14")
     redis_host, redis_rest = redis_url.removeprefix("redis://").split(":", 1)
     redis_port, redis_db = redis_rest.split("/", 1)
     redis = CuttableProxy((redis_host, int(redis_port)))
     env = {
         **os.environ,
-        "DATABASE_URL": f"postgres://{database['USER']}@127.0.0.1:{pg.port}/{database['NAME']}",
+        "DATABASE_URL": database_url_through(pg),
         "REDIS_URL": f"redis://127.0.0.1:{redis.port}/{redis_db}",
         "REDIS_TIMEOUT_SECONDS": "1",
         "DEBUG": "0",

@@ -120,17 +120,15 @@ class User(AbstractBaseUser, PermissionsMixin):
             raise ValidationError({"partner": "Operators (staff) belong to no partner: leave the partner empty."})
 
 
-class ClientIdQuerySet(models.QuerySet):
-    def active(self) -> "ClientIdQuerySet":
+class RevocableQuerySet(models.QuerySet):
+    def active(self) -> "RevocableQuerySet":
         return self.filter(revoked_at__isnull=True)
 
 
-class ClientId(models.Model):
-    """A key an operator issues to one partner for one environment. Only its SHA-256 is stored."""
+class HashedKey(models.Model):
+    """A key the service issues (a ClientID, a platform key): only its SHA-256 is stored, beside its visible start,
+    who issued it and when, who revoked it and when, and when it was last used."""
 
-    partner = models.ForeignKey(Partner, on_delete=models.CASCADE, related_name="client_ids")
-    environment = models.CharField(max_length=10, choices=Environment.choices)
-    label = models.CharField(max_length=100, blank=True)
     prefix = models.CharField(max_length=16, editable=False, help_text="The visible start of the key.")
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
@@ -143,7 +141,22 @@ class ClientId(models.Model):
     )
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
 
-    objects = ClientIdQuerySet.as_manager()
+    objects = RevocableQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    @property
+    def is_revoked(self) -> bool:
+        return self.revoked_at is not None
+
+
+class ClientId(HashedKey):
+    """A key an operator issues to one partner for one environment. Only its SHA-256 is stored."""
+
+    partner = models.ForeignKey(Partner, on_delete=models.CASCADE, related_name="client_ids")
+    environment = models.CharField(max_length=10, choices=Environment.choices)
+    label = models.CharField(max_length=100, blank=True)
 
     class Meta:
         verbose_name = "ClientID"
@@ -152,15 +165,6 @@ class ClientId(models.Model):
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.partner}, {self.get_environment_display()})"
-
-    @property
-    def is_revoked(self) -> bool:
-        return self.revoked_at is not None
-
-
-class IntegrationCredentialQuerySet(models.QuerySet):
-    def active(self) -> "IntegrationCredentialQuerySet":
-        return self.filter(revoked_at__isnull=True)
 
 
 class IntegrationCredential(models.Model):
@@ -188,7 +192,7 @@ class IntegrationCredential(models.Model):
         null=True, blank=True, editable=False, help_text="When it last obtained a token."
     )
 
-    objects = IntegrationCredentialQuerySet.as_manager()
+    objects = RevocableQuerySet.as_manager()
 
     # DRF's IsAuthenticated reads this off request.user; the credential is the caller (see the docstring).
     is_authenticated = True

@@ -116,31 +116,33 @@ def api_caller(*, user_id: int, key: str | None, environment: str) -> ApiCaller 
     Read on every request, never cached: a deactivated user, a changed password, a revoked ClientID or clearance
     and a newly published mapping version all apply to the very next request, in every worker.
     """
-    key = key.strip() if key else ""
-    params = [environment, environment, True, client_id_hash(key) if key else None, user_id]
-    with connection.cursor() as cursor:
-        cursor.execute(_caller_sql(connection.vendor), params)
-        row = cursor.fetchone()
+    row = _caller_row(_caller_sql(connection.vendor), key=key, environment=environment, caller_id=user_id)
     if row is None:
         return None
     users, client_ids = len(_USER_CHECKED), len(_CLIENT_ID_CHECKED)
     user = instance_from_row(User, row_converted(User, attnames=_USER_CHECKED, values=row[:users]))
-    client_id_values = row[users : users + client_ids]
-    client_id = None
-    if client_id_values[0] is not None:
-        client_id_row = row_converted(ClientId, attnames=_CLIENT_ID_CHECKED, values=client_id_values)
-        client_id = instance_from_row(ClientId, client_id_row)
     cleared_at, version_id, has_endpoints = row[users + client_ids :]
     return ApiCaller(
         user=user,
-        client_id=client_id,
+        client_id=_client_id_of(row[users : users + client_ids]),
         production_cleared=cleared_at is not None,
         mapping_version_id=version_id,
         has_webhook_endpoints=bool(has_endpoints),
     )
 
 
+def _caller_row(sql: str, *, key: str | None, environment: str, caller_id: int) -> tuple | None:
+    """The row of api_caller's or credential_caller's statement: both take the environment twice, the clearance
+    flag, the hash of the ClientID sent (None when none was) and the id of the token's user or credential."""
+    key = key.strip() if key else ""
+    params = [environment, environment, True, client_id_hash(key) if key else None, caller_id]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()
+
+
 def _client_id_of(values: tuple) -> ClientId | None:
+    """The ClientID of a caller's row, None when the request sent none or one that does not exist."""
     if values[0] is None:
         return None
     return instance_from_row(ClientId, row_converted(ClientId, attnames=_CLIENT_ID_CHECKED, values=values))
@@ -150,11 +152,8 @@ def credential_caller(*, credential_id: int, key: str | None, environment: str) 
     """The caller of an API request whose token is credential `credential_id`'s (the client-credentials grant) and
     who sent the ClientID `key`, in one statement as api_caller's; None when there is no such credential. Read on
     every request: a revoked credential or ClientID is refused at the very next one."""
-    key = key.strip() if key else ""
-    params = [environment, environment, True, client_id_hash(key) if key else None, credential_id]
-    with connection.cursor() as cursor:
-        cursor.execute(_credential_caller_sql(connection.vendor), params)
-        row = cursor.fetchone()
+    sql = _credential_caller_sql(connection.vendor)
+    row = _caller_row(sql, key=key, environment=environment, caller_id=credential_id)
     if row is None:
         return None
     credentials, client_ids = len(_CREDENTIAL_CHECKED), len(_CLIENT_ID_CHECKED)

@@ -73,6 +73,22 @@ def user_saved_in_admin(*, user: User, saved_by: User, created: bool, was_active
 VISIBLE_PREFIX_LENGTH = 12
 
 
+@dataclass(frozen=True)
+class NewKey:
+    """A key (or client secret) as issued: its text, shown once; its visible start; the SHA-256 the database keeps."""
+
+    text: str
+    prefix: str
+    hash: str
+
+
+def new_key(*, prefix: str, key: str | None = None) -> NewKey:
+    """A new random key starting with `prefix` (ClientIDs, client secrets, platform keys), or `key` as given (the
+    demo seed's stable keys; the caller checks its prefix)."""
+    text = key or f"{prefix}{secrets.token_urlsafe(32)}"
+    return NewKey(text=text, prefix=text[:VISIBLE_PREFIX_LENGTH], hash=client_id_hash(text))
+
+
 @transaction.atomic
 def client_id_issue(
     *,
@@ -87,15 +103,15 @@ def client_id_issue(
     `key` is for the demo seed only, which needs a stable key; everything else lets it be random.
     """
     prefix = CLIENT_ID_PREFIXES[Environment(environment)]
-    key = key or f"{prefix}{secrets.token_urlsafe(32)}"
-    if not key.startswith(prefix):
+    issued = new_key(prefix=prefix, key=key)
+    if not issued.text.startswith(prefix):
         raise ValidationError({"key": f"A {environment} key must start with '{prefix}'."})
     client_id = ClientId.objects.create(
         partner=partner,
         environment=environment,
         label=label,
-        prefix=key[:VISIBLE_PREFIX_LENGTH],
-        key_hash=client_id_hash(key),
+        prefix=issued.prefix,
+        key_hash=issued.hash,
         created_by=created_by,
     )
     audit_record(
@@ -105,7 +121,7 @@ def client_id_issue(
         summary=f"{environment.capitalize()} ClientID {client_id.prefix}… issued",
         client_id=client_id.pk,
     )
-    return client_id, key
+    return client_id, issued.text
 
 
 def client_id_revoke(*, client_id: ClientId, revoked_by: User | None) -> ClientId:
@@ -287,12 +303,12 @@ def credential_create(*, client_id: ClientId, created_by: User | None) -> tuple[
             f"This ClientID has {CREDENTIALS_PER_CLIENT_ID} live client secrets, the most it may have; "
             "revoke one first."
         )
-    secret = f"{CREDENTIAL_SECRET_PREFIX}{secrets.token_urlsafe(32)}"
+    secret = new_key(prefix=CREDENTIAL_SECRET_PREFIX)
     credential = IntegrationCredential.objects.create(
         partner_id=client_id.partner_id,
         client_id=client_id,
-        prefix=secret[:VISIBLE_PREFIX_LENGTH],
-        secret_hash=client_id_hash(secret),
+        prefix=secret.prefix,
+        secret_hash=secret.hash,
         created_by=created_by,
     )
     audit_record(
@@ -303,7 +319,7 @@ def credential_create(*, client_id: ClientId, created_by: User | None) -> tuple[
         credential=credential.pk,
         client_id=client_id.pk,
     )
-    return credential, secret
+    return credential, secret.text
 
 
 def credential_revoke(*, credential: IntegrationCredential, revoked_by: User | None) -> IntegrationCredential:

@@ -1,6 +1,5 @@
 """Writes of the platform's API: its keys (operators) and the platform's own fields of a project (CONTRACT §13)."""
 
-import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -15,8 +14,7 @@ from audit.services import audit_record
 from integration_service.errors import ServiceError
 from integration_service.rows import instance_from_row, rows_select, rows_update
 from partners.models import User
-from partners.selectors import client_id_hash
-from partners.services import VISIBLE_PREFIX_LENGTH
+from partners.services import new_key
 from platform_api.choices import PLATFORM_KEY_PREFIX, PlatformKeyScope
 from platform_api.models import PlatformKey
 from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
@@ -46,19 +44,19 @@ def platform_key_issue(
         raise ValidationError({"name": "A name is required: the audit log names the key by it."})
     if PlatformKey.objects.filter(name=name).exists():
         raise ValidationError({"name": f"A platform key named '{name}' already exists."})
-    key = key or f"{PLATFORM_KEY_PREFIX}{secrets.token_urlsafe(32)}"
-    if not key.startswith(PLATFORM_KEY_PREFIX):
+    issued = new_key(prefix=PLATFORM_KEY_PREFIX, key=key)
+    if not issued.text.startswith(PLATFORM_KEY_PREFIX):
         raise ValidationError({"key": f"A platform key must start with '{PLATFORM_KEY_PREFIX}'."})
     platform_key = PlatformKey(
         name=name,
         scope=PlatformKeyScope(scope),
-        prefix=key[:VISIBLE_PREFIX_LENGTH],
-        key_hash=client_id_hash(key),
+        prefix=issued.prefix,
+        key_hash=issued.hash,
         created_by=created_by,
     )
     platform_key.full_clean()
     platform_key.save()
-    return platform_key, key
+    return platform_key, issued.text
 
 
 def platform_key_revoke(*, platform_key: PlatformKey, revoked_by: User | None) -> PlatformKey:

@@ -1,8 +1,11 @@
 import shutil
+import socket
 import tempfile
+import uuid
 from collections.abc import Callable
 from datetime import datetime
 from http import HTTPStatus
+from types import SimpleNamespace
 from unittest.mock import ANY
 
 import pytest
@@ -19,6 +22,7 @@ from projects.models import Project
 from workbench.clearance import partner_clear_for_production
 
 PASSWORD = "correct horse battery staple"
+REAL_REDIS_URL = "redis://127.0.0.1:6379/15"
 SANDBOX = Environment.SANDBOX
 PRODUCTION = Environment.PRODUCTION
 ROOTS = {SANDBOX: "sandbox", PRODUCTION: "production"}
@@ -110,6 +114,68 @@ def _clear_cache():
     version_rules_cache_clear()
     yield
     cache.clear()
+
+
+@pytest.fixture
+def operator(db) -> User:
+    """A superuser of the admin (modules that need an operator of narrower powers define their own)."""
+    return User.objects.create_superuser("ops@service.example", PASSWORD)
+
+
+@pytest.fixture
+def receiver():
+    """A real webhook receiver on 127.0.0.1 (tests/webhooks/conftest.py)."""
+    from tests.webhooks.conftest import Receiver
+
+    receiver = Receiver()
+    yield receiver
+    receiver.down()
+
+
+@pytest.fixture
+def redis_unreachable(settings):
+    """The service's Redis cache at a loopback port where nothing listens: every connection is refused at once.
+    A module using it overrides the autouse `_clear_cache`, since clearing an unreachable cache would fail."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "integration_service.cache.RedisCache",
+            "LOCATION": f"redis://127.0.0.1:{port}/15",
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
+    }
+
+
+@pytest.fixture
+def real_redis():
+    """The real Redis (127.0.0.1:6379, database 15; the test is skipped when it is down) as the service's cache
+    backend under a key prefix of the test's own: `server`, `prefix` and `backend` (a CACHES entry). Its keys are
+    deleted afterwards; other suites share the database, so it is never flushed. A module using it overrides the
+    autouse `_clear_cache`."""
+    import redis
+
+    server = redis.Redis.from_url(REAL_REDIS_URL)
+    try:
+        server.ping()
+    except redis.ConnectionError:
+        pytest.skip("Redis is not running on 127.0.0.1:6379 (.ci/run starts it)")
+    prefix = f"test-{uuid.uuid4().hex}"
+    backend = {"BACKEND": "integration_service.cache.RedisCache", "LOCATION": REAL_REDIS_URL, "KEY_PREFIX": prefix}
+    yield SimpleNamespace(server=server, prefix=prefix, backend=backend)
+    for key in server.scan_iter(f"{prefix}:*"):
+        server.delete(key)
+
+
+@pytest.fixture
+def postgres_proxy():
+    """A TCP proxy in front of the test database's PostgreSQL that the test cuts and restores (tests/proxies.py)."""
+    from tests.proxies import database_proxy
+
+    proxy = database_proxy()
+    yield proxy
+    proxy.close()
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 Swagger UI answers a short 503 page with Retry-After while Redis or PostgreSQL cannot be reached, never a 500;
 the API routes keep answering their 503 problem (tests/partners/test_cache_outage.py)."""
 
-import socket
 from http import HTTPStatus
 from unittest import mock
 
@@ -19,6 +18,17 @@ from tests.conftest import PASSWORD, SANDBOX, problem, url
 pytestmark = pytest.mark.django_db
 
 REDIS_DOWN = "The rate-limit store is briefly unreachable."
+# The pages each outage is tried on, with the database or Redis away alike.
+CONSOLE_PAGES = pytest.mark.parametrize(
+    "path",
+    ["/portal/", "/portal/client-ids/", "/portal/sandbox/pushes/", "/portal/sandbox/webhooks/"],
+    ids=["overview", "client-ids", "pushes", "webhooks"],
+)
+ADMIN_PAGES = pytest.mark.parametrize(
+    "path",
+    ["/admin/", "/admin/partners/partner/", "/admin/projects/project/", "/admin/audit/auditevent/"],
+    ids=["index", "partners", "projects", "audit"],
+)
 DATABASE_DOWN = "The database is briefly unreachable."
 
 
@@ -26,13 +36,6 @@ DATABASE_DOWN = "The database is briefly unreachable."
 def _clear_cache():
     """Overrides the suite's: clearing an unreachable cache would fail the setup."""
     yield
-
-
-@pytest.fixture
-def operator(db):
-    from partners.models import User
-
-    return User.objects.create_superuser("ops@service.example", PASSWORD)
 
 
 @pytest.fixture
@@ -47,21 +50,6 @@ def partner_browser(user) -> Client:
     browser = Client()
     browser.force_login(user)
     return browser
-
-
-@pytest.fixture
-def redis_unreachable(settings):
-    """A port on loopback with nothing listening: every connection is refused at once."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "integration_service.cache.RedisCache",
-            "LOCATION": f"redis://127.0.0.1:{port}/15",
-            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
-        }
-    }
 
 
 @pytest.fixture
@@ -129,20 +117,12 @@ def test_a_wrong_password_answers_the_outage_page_without_redis(client, user, re
     assert_outage_page(response, REDIS_DOWN)
 
 
-@pytest.mark.parametrize(
-    "path",
-    ["/portal/", "/portal/client-ids/", "/portal/sandbox/pushes/", "/portal/sandbox/webhooks/"],
-    ids=["overview", "client-ids", "pushes", "webhooks"],
-)
+@CONSOLE_PAGES
 def test_console_pages_that_need_no_redis_still_answer(partner_browser, redis_unreachable, path):
     assert partner_browser.get(path).status_code == HTTPStatus.OK
 
 
-@pytest.mark.parametrize(
-    "path",
-    ["/admin/", "/admin/partners/partner/", "/admin/projects/project/", "/admin/audit/auditevent/"],
-    ids=["index", "partners", "projects", "audit"],
-)
+@ADMIN_PAGES
 def test_admin_pages_that_need_no_redis_still_answer(operator_browser, redis_unreachable, path):
     assert operator_browser.get(path).status_code == HTTPStatus.OK
 
@@ -197,20 +177,12 @@ def test_a_login_answers_the_outage_page_without_the_database(client, operator, 
     assert_outage_page(response, DATABASE_DOWN)
 
 
-@pytest.mark.parametrize(
-    "path",
-    ["/portal/", "/portal/client-ids/", "/portal/sandbox/pushes/", "/portal/sandbox/webhooks/"],
-    ids=["overview", "client-ids", "pushes", "webhooks"],
-)
+@CONSOLE_PAGES
 def test_console_pages_answer_the_outage_page_without_the_database(partner_browser, database_unreachable, path):
     assert_outage_page(partner_browser.get(path), DATABASE_DOWN)
 
 
-@pytest.mark.parametrize(
-    "path",
-    ["/admin/", "/admin/partners/partner/", "/admin/projects/project/", "/admin/audit/auditevent/"],
-    ids=["index", "partners", "projects", "audit"],
-)
+@ADMIN_PAGES
 def test_admin_pages_answer_the_outage_page_without_the_database(operator_browser, database_unreachable, path):
     assert_outage_page(operator_browser.get(path), DATABASE_DOWN)
 

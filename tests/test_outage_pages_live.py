@@ -14,6 +14,14 @@ from tests.gunicorn import free_port, gunicorn_serving
 
 RETRY_AFTER = "2"
 PLAIN_HTTP = {"CSRF_COOKIE_SECURE": "0", "SESSION_COOKIE_SECURE": "0"}  # the browser here speaks HTTP to loopback
+LOGINS = pytest.mark.parametrize(
+    ("path", "fields"),
+    [
+        ("/admin/login/", {"username": "ops@service.example", "password": "x" * 12}),
+        ("/portal/login/", {"email": "dev@sunrise.example", "password": "x" * 12}),
+    ],
+    ids=["admin", "console"],
+)
 
 
 def browser() -> urllib.request.OpenerDirector:
@@ -63,14 +71,7 @@ def redis_away():
         yield f"http://{host}:{port}"
 
 
-@pytest.mark.parametrize(
-    ("path", "fields"),
-    [
-        ("/admin/login/", {"username": "ops@service.example", "password": "x" * 12}),
-        ("/portal/login/", {"email": "dev@sunrise.example", "password": "x" * 12}),
-    ],
-    ids=["admin", "console"],
-)
+@LOGINS
 def test_a_login_without_the_database_answers_the_outage_page(database_away, path, fields):
     opener = browser()
     form = login_form(opener, database_away + path, fields)
@@ -85,14 +86,7 @@ def test_a_logged_in_page_without_the_database_answers_the_outage_page(database_
     assert_outage_page(outcome, "The database is briefly unreachable.")
 
 
-@pytest.mark.parametrize(
-    ("path", "fields"),
-    [
-        ("/admin/login/", {"username": "ops@service.example", "password": "x" * 12}),
-        ("/portal/login/", {"email": "dev@sunrise.example", "password": "x" * 12}),
-    ],
-    ids=["admin", "console"],
-)
+@LOGINS
 def test_a_login_without_redis_answers_the_outage_page(redis_away, path, fields):
     opener = browser()
     form = login_form(opener, redis_away + path, fields)

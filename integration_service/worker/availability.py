@@ -59,10 +59,6 @@ class _Outage:
 _outage = _Outage()
 
 
-def database_is_lost() -> bool:
-    return _outage.is_lost
-
-
 def database_answers() -> bool:
     """Whether this thread's connection, opened anew, answers SELECT 1."""
     with contextlib.suppress(DATABASE_ERRORS):

@@ -69,10 +69,6 @@ def workers_alive(*, now: datetime | None = None) -> set[str]:
     return set(WorkerLease.objects.filter(expires_at__gte=now).values_list("worker_id", flat=True))
 
 
-def worker_is_alive(worker_id: str) -> bool:
-    return WorkerLease.objects.filter(pk=worker_id, expires_at__gte=timezone.now()).exists()
-
-
 def tasks_of_dead_workers_requeue() -> int:
     """Queue again every task whose worker's lease has run out (see the module); how many."""
     now = timezone.now()

@@ -13,7 +13,7 @@ import pytest
 from mappings.services import mapping_document_import
 from partners.services import client_id_issue, partner_create, partner_user_create
 from tests.e2e.test_operator_onboarding import CHROMIUM, CHROMIUM_ARGS, api, from_db, screenshot
-from tests.webhooks.conftest import Receiver, verify_documented
+from tests.webhooks.conftest import verify_documented
 from webhooks.models import WebhookDelivery
 
 pytestmark = [
@@ -29,13 +29,6 @@ MAPPINGS = {
         "systemSizeKw": {"source": "deal.size_w", "type": "decimal", "scale": 0.001},
     }
 }
-
-
-@pytest.fixture
-def receiver():
-    receiver = Receiver()
-    yield receiver
-    receiver.down()
 
 
 @pytest.fixture

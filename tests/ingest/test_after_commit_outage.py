@@ -9,7 +9,6 @@ then would.
 
 import json
 import time
-import uuid
 from http import HTTPStatus
 from unittest import mock
 
@@ -35,7 +34,6 @@ from webhooks.services import webhook_endpoint_create
 
 pytestmark = pytest.mark.django_db(transaction=True)  # real commits: the callbacks that follow them run
 
-REDIS_URL = "redis://127.0.0.1:6379/15"
 PUSH = url(SANDBOX, "push")
 BATCH = url(SANDBOX, "push-batch")
 
@@ -56,13 +54,7 @@ class RedisCutAtCommit:
 
 
 @pytest.fixture
-def redis_cut(monkeypatch):
-    try:
-        redis.Redis.from_url(REDIS_URL).ping()
-    except redis.ConnectionError:
-        pytest.skip("Redis is not running on 127.0.0.1:6379 (.ci/run starts it)")
-    prefix = f"test-{uuid.uuid4().hex}"
-    backend = {"BACKEND": "integration_service.cache.RedisCache", "LOCATION": REDIS_URL, "KEY_PREFIX": prefix}
+def redis_cut(real_redis, monkeypatch):
     switch = RedisCutAtCommit()
 
     run_commit_hooks = BaseDatabaseWrapper.run_and_clear_commit_hooks
@@ -81,12 +73,9 @@ def redis_cut(monkeypatch):
 
     monkeypatch.setattr(BaseDatabaseWrapper, "run_and_clear_commit_hooks", commit_hooks_run)
     monkeypatch.setattr(redis.ConnectionPool, "get_connection", connection_get)
-    with override_settings(CACHES={"default": backend}, PROJECT_TOTALS_CACHED=True):
+    with override_settings(CACHES={"default": real_redis.backend}, PROJECT_TOTALS_CACHED=True):
         yield switch
     switch.restore()
-    server = redis.Redis.from_url(REDIS_URL)
-    for key in server.scan_iter(f"{prefix}:*"):
-        server.delete(key)
 
 
 @pytest.fixture(autouse=True)

@@ -4,9 +4,7 @@ gunicorn runs as a real server, reaching PostgreSQL through a TCP proxy that the
 dropped, new ones refused) and restores, as a restart or a network blip would.
 """
 
-import contextlib
 import json
-import socket
 import threading
 import time
 import urllib.error
@@ -19,6 +17,7 @@ from django.db import connection
 from projects.models import Project
 from tests.conftest import SANDBOX, token_for, url
 from tests.gunicorn import gunicorn_serving
+from tests.proxies import database_url_through, send_through_an_outage
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -26,77 +25,10 @@ pytestmark = [
 ]
 
 
-class CuttableProxy:
-    """Forwards TCP to PostgreSQL until cut(); while cut, open connections are dropped and new ones closed."""
-
-    def __init__(self, target: tuple[str, int]) -> None:
-        self.target = target
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.cut_off = threading.Event()
-        self.sockets: set[socket.socket] = set()
-        self.lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self.listener.accept()
-            except OSError:
-                return
-            if self.cut_off.is_set():
-                client.close()
-                continue
-            upstream = socket.create_connection(self.target)
-            with self.lock:
-                self.sockets.update((client, upstream))
-            for source, sink in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
-
-    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
-        try:
-            while chunk := source.recv(65536):
-                sink.sendall(chunk)
-        except OSError:
-            pass
-        for sock in (source, sink):
-            self._close(sock)
-
-    def _close(self, sock: socket.socket) -> None:
-        with self.lock:
-            self.sockets.discard(sock)
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
-        sock.close()
-
-    def cut(self) -> None:
-        self.cut_off.set()
-        with self.lock:
-            open_sockets = list(self.sockets)
-        for sock in open_sockets:
-            self._close(sock)
-
-    def restore(self) -> None:
-        self.cut_off.clear()
-
-    def close(self) -> None:
-        self.cut()
-        self.listener.close()
-
-
 @pytest.fixture
-def proxy():
-    database = settings.DATABASES["default"]
-    proxy = CuttableProxy((database["HOST"] or "127.0.0.1", int(database["PORT"] or 5432)))
-    yield proxy
-    proxy.close()
-
-
-@pytest.fixture
-def server(proxy):
-    database = settings.DATABASES["default"]
+def server(postgres_proxy):
     with gunicorn_serving(
-        DATABASE_URL=f"postgres://{database['USER']}@127.0.0.1:{proxy.port}/{database['NAME']}",
+        DATABASE_URL=database_url_through(postgres_proxy),
         SECRET_KEY=settings.SECRET_KEY,
         JWT_SIGNING_KEY=settings.SIMPLE_JWT["SIGNING_KEY"],
         CLIENT_ID_RATE_LIMIT_PER_MINUTE="0",
@@ -104,22 +36,9 @@ def server(proxy):
         yield f"http://{host}:{port}"
 
 
-def send_through_an_outage(proxy: CuttableProxy, send, stop: threading.Event, *, senders: int) -> None:
-    """`senders` threads run `send(number)` for 1.5 s with the database up, 2 s cut off and 2.5 s back, then stop."""
-    workers = [threading.Thread(target=send, args=(worker,)) for worker in range(senders)]
-    for worker in workers:
-        worker.start()
-    time.sleep(1.5)
-    proxy.cut()
-    time.sleep(2)
-    proxy.restore()
-    time.sleep(2.5)
-    stop.set()
-    for worker in workers:
-        worker.join(timeout=30)
-
-
-def test_pushes_during_an_outage_get_503_and_every_acknowledged_push_survives(server, proxy, user, sandbox_key):
+def test_pushes_during_an_outage_get_503_and_every_acknowledged_push_survives(
+    server, postgres_proxy, user, sandbox_key
+):
     headers = {
         "Authorization": f"Bearer {token_for(user, SANDBOX)}",
         "ClientID": sandbox_key,
@@ -142,7 +61,7 @@ def test_pushes_during_an_outage_get_503_and_every_acknowledged_push_survives(se
                 outcomes.append((external_id, error.code, error.headers["Content-Type"]))
                 time.sleep(0.05)
 
-    send_through_an_outage(proxy, send, stop, senders=4)
+    send_through_an_outage(postgres_proxy, send, stop, senders=4)
 
     statuses = {status for _, status, _ in outcomes}
     assert statuses <= {200, 201, 503}, statuses
@@ -154,7 +73,7 @@ def test_pushes_during_an_outage_get_503_and_every_acknowledged_push_survives(se
     assert stored == acknowledged
 
 
-def test_batches_during_an_outage_are_stored_whole_or_not_at_all(server, proxy, user, sandbox_key):
+def test_batches_during_an_outage_are_stored_whole_or_not_at_all(server, postgres_proxy, user, sandbox_key):
     headers = {
         "Authorization": f"Bearer {token_for(user, SANDBOX)}",
         "ClientID": sandbox_key,
@@ -177,7 +96,7 @@ def test_batches_during_an_outage_are_stored_whole_or_not_at_all(server, proxy, 
                 outcomes.append((ids, error.code))
                 time.sleep(0.05)
 
-    send_through_an_outage(proxy, send, stop, senders=3)
+    send_through_an_outage(postgres_proxy, send, stop, senders=3)
 
     statuses = [status for _, status in outcomes]
     assert set(statuses) <= {200, 503}, set(statuses)

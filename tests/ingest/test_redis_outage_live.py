@@ -4,7 +4,6 @@ not (each push has an id of its own, so what is stored shows which pushes were).
 
 import json
 import threading
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -17,7 +16,7 @@ from django.db import connection
 from projects.models import Project
 from tests.conftest import SANDBOX, token_for, url
 from tests.gunicorn import gunicorn_serving
-from tests.ingest.test_database_outage import CuttableProxy
+from tests.proxies import CuttableProxy, send_through_an_outage
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -72,17 +71,7 @@ def test_a_push_answered_503_during_a_redis_outage_stored_nothing(server, redis_
             except urllib.error.HTTPError as error:
                 outcomes.append((external_id, error.code))
 
-    pushers = [threading.Thread(target=send, args=(worker,)) for worker in range(2)]
-    for pusher in pushers:
-        pusher.start()
-    time.sleep(1.5)
-    redis_proxy.cut()
-    time.sleep(2)
-    redis_proxy.restore()
-    time.sleep(2)
-    stop.set()
-    for pusher in pushers:
-        pusher.join(timeout=30)
+    send_through_an_outage(redis_proxy, send, stop, senders=2, back_for=2)
 
     statuses = {status for _, status in outcomes}
     assert statuses <= {201, 503}, statuses

@@ -12,7 +12,7 @@ from django.db import connection
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.gunicorn import gunicorn_serving
-from tests.ingest.test_database_outage import CuttableProxy
+from tests.proxies import database_url_through
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -21,18 +21,9 @@ pytestmark = [
 
 
 @pytest.fixture
-def proxy():
-    database = settings.DATABASES["default"]
-    proxy = CuttableProxy((database["HOST"] or "127.0.0.1", int(database["PORT"] or 5432)))
-    yield proxy
-    proxy.close()
-
-
-@pytest.fixture
-def server(proxy, tmp_path):
-    database = settings.DATABASES["default"]
+def server(postgres_proxy, tmp_path):
     with gunicorn_serving(
-        DATABASE_URL=f"postgres://{database['USER']}@127.0.0.1:{proxy.port}/{database['NAME']}",
+        DATABASE_URL=database_url_through(postgres_proxy),
         SECRET_KEY=settings.SECRET_KEY,
         PROMETHEUS_MULTIPROC_DIR=str(tmp_path),
         WORKERS="2",
@@ -59,7 +50,7 @@ def metric(base: str, name: str, **labels) -> float:
     return 0.0
 
 
-def test_readyz_follows_the_database_while_healthz_stays_up(server, proxy):
+def test_readyz_follows_the_database_while_healthz_stays_up(server, postgres_proxy):
     assert get(server + "/readyz")[0] == 200
     for _ in range(12):  # spread over both workers by the kernel
         assert get(server + "/sandbox/api/v1/integration/projects")[0] == 401
@@ -67,7 +58,7 @@ def test_readyz_follows_the_database_while_healthz_stays_up(server, proxy):
     assert metric(server, "integration_http_requests_total", **requests) == 12
     assert metric(server, "integration_database_up") == 1
 
-    proxy.cut()
+    postgres_proxy.cut()
     status, headers, body = get(server + "/readyz", **{"X-Request-ID": "outage-1"})
 
     assert status == 503
@@ -85,7 +76,7 @@ def test_readyz_follows_the_database_while_healthz_stays_up(server, proxy):
     assert get(server + "/healthz")[0] == 200
     assert metric(server, "integration_database_up") == 0
 
-    proxy.restore()
+    postgres_proxy.restore()
     deadline = time.monotonic() + 10
     while get(server + "/readyz")[0] != 200:
         assert time.monotonic() < deadline, "readyz did not recover"

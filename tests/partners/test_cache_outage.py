@@ -1,8 +1,6 @@
 """With REDIS_URL set, the rate limits and login counters live in Redis. A Redis that cannot be reached is an
 outage like the database's: every API call answers a 503 problem with Retry-After, and a push stores nothing."""
 
-import socket
-
 import pytest
 from django.conf import settings
 
@@ -11,21 +9,6 @@ from projects.models import Project
 from tests.conftest import PASSWORD, SANDBOX, problem, url
 
 DETAIL = "The rate-limit store is briefly unreachable. Send the request again shortly; a push is safe to repeat."
-
-
-@pytest.fixture
-def redis_unreachable(settings):
-    """A port on loopback with nothing listening: every connection is refused at once."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": f"redis://127.0.0.1:{port}/0",
-            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
-        }
-    }
 
 
 @pytest.fixture(autouse=True)

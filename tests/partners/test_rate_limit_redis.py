@@ -5,13 +5,11 @@ import json
 import threading
 import urllib.error
 import urllib.request
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 from types import SimpleNamespace
 
 import pytest
-import redis
 from django.core.cache import caches
 from django.db import connection
 from django.test import override_settings
@@ -22,26 +20,16 @@ from partners.models import ClientId
 from partners.throttling import ClientIdRateThrottle, client_id_records_take
 from tests.conftest import SANDBOX, token_for, url
 
-REDIS_URL = "redis://127.0.0.1:6379/15"
 NOW = 1_800_000_030.0  # 30 s into a window: no minute boundary in the middle of a test
 WINDOW = int(NOW // 60)
 
 
 @pytest.fixture
-def redis_cache(monkeypatch):
-    """The service's Redis backend under a key prefix of this test's own (other suites share the database)."""
-    try:
-        redis.Redis.from_url(REDIS_URL).ping()
-    except redis.ConnectionError:
-        pytest.skip("Redis is not running on 127.0.0.1:6379 (.ci/run starts it)")
-    prefix = f"test-{uuid.uuid4().hex}"
-    backend = {"BACKEND": "integration_service.cache.RedisCache", "LOCATION": REDIS_URL, "KEY_PREFIX": prefix}
+def redis_cache(real_redis, monkeypatch):
+    """The service's Redis backend under a key prefix of this test's own (tests/conftest.py), its clock frozen."""
     monkeypatch.setattr("partners.throttling.time", SimpleNamespace(time=lambda: NOW))
-    with override_settings(CACHES={"default": backend}):
-        server = redis.Redis.from_url(REDIS_URL)
-        yield SimpleNamespace(server=server, prefix=prefix)
-        for key in server.scan_iter(f"{prefix}:*"):
-            server.delete(key)
+    with override_settings(CACHES={"default": real_redis.backend}):
+        yield real_redis
 
 
 @pytest.fixture(autouse=True)

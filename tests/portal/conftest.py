@@ -20,23 +20,6 @@ def other_portal(other_user) -> Client:
 
 
 @pytest.fixture
-def operator(db):
-    from partners.models import User
-
-    return User.objects.create_superuser("ops@service.example", PASSWORD)
-
-
-@pytest.fixture
-def receiver():
-    """A real receiver on 127.0.0.1 (tests/webhooks/conftest.py)."""
-    from tests.webhooks.conftest import Receiver
-
-    receiver = Receiver()
-    yield receiver
-    receiver.down()
-
-
-@pytest.fixture
 def webhook_settings(settings):
     """Queued tasks wait for run_worker; loopback receivers are allowed; retries are quick."""
     from tests.webhooks.conftest import DUMMY_TASKS

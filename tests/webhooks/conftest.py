@@ -106,13 +106,6 @@ class Receiver:
             return [request.event for request in self.requests if path is None or request.path == path]
 
 
-@pytest.fixture
-def receiver():
-    receiver = Receiver()
-    yield receiver
-    receiver.down()
-
-
 @pytest.fixture(autouse=True)
 def _webhook_settings(settings):
     settings.TASKS = DUMMY_TASKS

@@ -1,5 +1,5 @@
-"""Real `manage.py db_worker` processes for the worker's fault tests, each bounded in time and killed at the end,
-and a TCP proxy in front of PostgreSQL that a test cuts and restores."""
+"""Real `manage.py db_worker` processes for the worker's fault tests, each bounded in time and killed at the end
+(the TCP proxy a test cuts in front of PostgreSQL is tests/proxies.py's)."""
 
 import os
 import signal
@@ -13,17 +13,9 @@ from pathlib import Path
 from django.conf import settings
 
 from tests.conftest import database_url_of_tests
-from tests.ingest.test_database_outage import CuttableProxy
 
 ROOT = Path(__file__).resolve().parents[2]
 LIFETIME_SECONDS = 180  # a worker a test forgot is killed by `timeout` after this, whatever happens to the test
-
-__all__ = ["CuttableProxy", "database_url_through", "wait", "worker_running"]
-
-
-def database_url_through(proxy: CuttableProxy) -> str:
-    database = settings.DATABASES["default"]
-    return f"postgres://{database['USER']}@127.0.0.1:{proxy.port}/{database['NAME']}"
 
 
 class WorkerProcess:

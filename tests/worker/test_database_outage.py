@@ -9,36 +9,16 @@ import pytest
 from django.db import connection
 
 from tests.conftest import SANDBOX
-from tests.webhooks.conftest import Receiver
-from tests.worker.processes import CuttableProxy, database_url_through, wait, worker_running
+from tests.proxies import CuttableProxy, database_url_through
+from tests.worker.processes import wait, worker_running
 from webhooks.models import WebhookDelivery, WebhookEvent
 from webhooks.services import partner_event_record, webhook_endpoint_create
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(connection.vendor != "postgresql", reason="a real worker reaching PostgreSQL through a proxy"),
+    pytest.mark.usefixtures("tasks_in_database"),
 ]
-
-
-@pytest.fixture
-def receiver():
-    receiver = Receiver()
-    yield receiver
-    receiver.down()
-
-
-@pytest.fixture
-def proxy(settings):
-    database = settings.DATABASES["default"]
-    proxy = CuttableProxy((database["HOST"] or "127.0.0.1", int(database["PORT"] or 5432)))
-    yield proxy
-    proxy.close()
-
-
-@pytest.fixture(autouse=True)
-def _tasks_in_database(settings):
-    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "webhooks"]}}
-    settings.WEBHOOK_ALLOW_PRIVATE_URLS = True
 
 
 def events_record(partner, count: int) -> None:
@@ -48,23 +28,23 @@ def events_record(partner, count: int) -> None:
         )
 
 
-def test_the_worker_delivers_every_event_after_the_database_was_cut(partner, receiver, proxy, tmp_path):
+def test_the_worker_delivers_every_event_after_the_database_was_cut(partner, receiver, postgres_proxy, tmp_path):
     webhook_endpoint_create(partner=partner, environment=SANDBOX, url=receiver.url())
     events_record(partner, 20)
     with worker_running(
         tmp_path / "worker.log",
-        database_url=database_url_through(proxy),
+        database_url=database_url_through(postgres_proxy),
         WEBHOOK_TIMEOUT_SECONDS="1",
         WEBHOOK_LEASE_MARGIN_SECONDS="1",
         WEBHOOK_SWEEP_SECONDS="0.5",
     ) as worker:
         wait(lambda: len(receiver.requests) >= 20, timeout=60, what="the first events delivered")
 
-        proxy.cut()
+        postgres_proxy.cut()
         events_record(partner, 40)  # written by the test's own connection: pending while the worker is cut off
         time.sleep(5)
         assert worker.alive(), worker.output()
-        proxy.restore()
+        postgres_proxy.restore()
 
         wait(
             lambda: WebhookDelivery.objects.filter(status="succeeded").count() == 60,

@@ -32,15 +32,10 @@ from workbench.clearance import partner_clear_for_production
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(connection.vendor != "postgresql", reason="real workers on a database they share"),
+    pytest.mark.usefixtures("tasks_in_database"),
 ]
 
 TAKEN_UP_WITHIN_SECONDS = 30
-
-
-@pytest.fixture(autouse=True)
-def _tasks_in_database(settings):
-    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "webhooks"]}}
-    settings.WEBHOOK_ALLOW_PRIVATE_URLS = True
 
 
 def projects_make(partner: Partner, count: int, **fields) -> None:
