@@ -2,7 +2,6 @@
 parse tree size and projections at save, a work budget at evaluation. No database: the rules and the engine."""
 
 import json
-import time
 import tracemalloc
 
 import pytest
@@ -196,14 +195,14 @@ def test_a_join_pays_for_what_it_would_write_before_writing_it(source):
 )
 def test_comparing_big_values_pays_for_what_it_compares(source):
     # Two equal lists of 5,000 objects (100 KB): each comparison walks both, thousands of times over.
+    # Unpaid, each case finishes and maps the field (after seconds: bench/mapping_budget.py); paid, the push's
+    # budget runs out and the field is an issue. No timing here: speed targets live in bench/.
     data = json.loads(json.dumps({"a": [{"x": 1.5}] * 5_000, "b": [{"x": 1.5}] * 5_000}))
-    started = time.monotonic()
 
     result = normalize(data, [FieldRule("name", source, "string")])
 
     assert [issue["field"] for issue in result.issues] == ["name"]
     assert result.issues[0]["reason"].startswith("the source expression needs more work than the push allows")
-    assert time.monotonic() - started < 0.5
 
 
 def test_each_rule_keeps_its_own_units_when_another_has_spent_the_push_s_pool():
