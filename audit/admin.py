@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from audit.models import AuditEvent
-from integration_service.admin import ReadOnlyAdminMixin
+from core.admin import ReadOnlyAdminMixin
 
 
 @admin.register(AuditEvent)

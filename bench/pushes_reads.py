@@ -27,7 +27,7 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework_simplejwt.tokens import AccessToken
 
-from ingest.diagnostics.cursors import cursor_encode
+from ingest.api.diagnostics.cursors import cursor_encode
 from ingest.diagnostics.selectors import raw_pushes_query
 from ingest.models import RawPush
 from partners.models import Partner, User
@@ -120,7 +120,7 @@ def random_cursors(partner: Partner, count: int, status: str | None = None) -> l
 
 def start_server(port: int) -> subprocess.Popen:
     process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "integration_service.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2"],
+        [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2"],
         cwd=_setup.ROOT,
         env={**os.environ, "CLIENT_ID_RATE_LIMIT_PER_MINUTE": "0"},
         stderr=subprocess.DEVNULL,

@@ -22,13 +22,13 @@ GROUPS = {  # name: a pattern of a frame ("Class.function (package/file.py:line)
     "ClientID check (partners/permissions.py)": r"\(partners/permissions\.py",
     "DRF (rest_framework)": r"\(rest_framework/",
     "Django's handler and middleware": r"\(django/core/handlers/|\(django/middleware/|\(django/contrib/[^)]*middleware",
-    "the service's middleware": r"\(observability/middleware|\(integration_service/middleware|RateLimitHeaders",
+    "the service's middleware": r"\(observability/middleware|\(core/middleware|RateLimitHeaders",
     "normalization (mappings/normalization.py)": r"\(ingest/normalization",
     "the push view and services (ingest/)": r"\(ingest/",
     "projects/ (change log, rows)": r"\(projects/",
     "logging": r"\(logging/|\(pythonjsonlogger/",
     "metrics (prometheus_client)": r"\(prometheus_client/",
-    "gunicorn (reading, writing)": r"\(gunicorn/|\(integration_service/server\.py",
+    "gunicorn (reading, writing)": r"\(gunicorn/|\(config/server\.py",
 }
 
 

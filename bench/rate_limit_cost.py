@@ -75,7 +75,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = {
         "before: Django's RedisCache, add + incr per counter": (before, "django.core.cache.backends.redis.RedisCache"),
-        "after: one client per process, one script": (after, "integration_service.cache.RedisCache"),
+        "after: one client per process, one script": (after, "core.cache.RedisCache"),
     }
     print(f"{'':55s} {'CPU µs':>8s} {'wall µs':>8s} {'round trips':>12s}")
     for name, (count, backend) in rows.items():

@@ -1,6 +1,6 @@
 from rest_framework import status
 
-from integration_service.errors import ServiceError
+from core.errors import ServiceError
 
 
 class ExportsBusy(ServiceError):

@@ -15,6 +15,8 @@ from django.core.files.storage import Storage, storages
 from django.db import transaction
 from django.utils import timezone
 
+from core.db.replicas.routing import read_on_replica
+from core.time import iso_datetime
 from exports.choices import ACTIVE_STATUSES, ExportStatus
 from exports.errors import ExportLinkExpired, ExportLinkInvalid, ExportsBusy
 from exports.links import link_expiry
@@ -22,11 +24,9 @@ from exports.models import Export
 from exports.selectors import export_projects, exports_active_count, exports_expired, exports_stale
 from exports.snapshot import ProgressReporter, ndjson_export, progress_visible_elsewhere, snapshot, updated_date_of
 from exports.watermarks import watermark_of_empty_export
-from integration_service.replicas.routing import read_on_replica
-from integration_service.worker.leases import this_worker_id, workers_alive
 from partners.choices import Environment
 from partners.models import ClientId, IntegrationCredential, User
-from projects.serializers import iso_datetime
+from worker.leases import this_worker_id, workers_alive
 
 BUSY_RETRY_AFTER_SECONDS = 30
 
@@ -94,7 +94,7 @@ class _SpooledFile(File):
 def export_execute(*, export_id: str) -> None:
     """Carry out a queued export. Safe to run twice, even at once: each run writes a file of its own, the first to
     finish is kept, and a finished export is never run again. A run whose worker died is carried out anew: the
-    worker's lease ran out and a live worker runs its task again (integration_service/worker/leases.py), which
+    worker's lease ran out and a live worker runs its task again (worker/leases.py), which
     first removes the temporary files of dead workers' runs (`export_spools_sweep`). A run that fails removes
     whatever it wrote, its temporary file and its file in the exports storage."""
     export = Export.objects.filter(pk=export_id).first()

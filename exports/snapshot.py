@@ -27,11 +27,11 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 from psycopg import IsolationLevel
 
-from integration_service.replicas.routing import reads_connection
+from core.db.replicas.routing import reads_connection
 from projects.json_sql import json_joined, json_sql_available, projects_json_rows, sql_literal
 from projects.light_rows import project_rows
 from projects.models import Project
-from projects.serializers import project_representation
+from projects.representation import project_representation
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ def progress_visible_elsewhere() -> bool:
 @contextmanager
 def snapshot() -> Iterator[bool]:
     """A transaction whose reads all see one moment of the database the export reads (a replica's when one serves
-    it, integration_service/replicas/): on PostgreSQL REPEATABLE READ READ ONLY, and then it yields True: other
+    it, core/db/replicas/): on PostgreSQL REPEATABLE READ READ ONLY, and then it yields True: other
     connections can share it (ndjson_export). Nested in another transaction (a test's), it is a savepoint of that
     one, which already fixes what is seen (and which no one else can see)."""
     reading = reads_connection()

@@ -2,8 +2,8 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from core.admin import ExternalIdSearchMixin, ReadOnlyAdminMixin
 from ingest.models import RawPush
-from integration_service.admin import ExternalIdSearchMixin, ReadOnlyAdminMixin
 
 
 @admin.register(RawPush)

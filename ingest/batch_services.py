@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
+from core.db.rows import instance_from_row, rows_insert, rows_insert_or_lock, rows_select_in
+from core.errors import ServiceError
 from ingest.delete_services import (
     DeleteResult,
     project_apply_delete,
@@ -27,8 +29,6 @@ from ingest.services import (
     pushed_projects_write,
     raw_push_row,
 )
-from integration_service.errors import ServiceError
-from integration_service.rows import instance_from_row, rows_insert, rows_insert_or_lock, rows_select_in
 from partners.models import ClientId, User
 from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
 from projects.errors import ProjectNotFound

@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 from rest_framework import status
 
-from integration_service.errors import ServiceError
+from core.errors import ServiceError
 
 
 class SourceDataTooLarge(ServiceError):

@@ -8,10 +8,10 @@ from typing import Any
 
 from django.utils import timezone
 
+from core.db.rows import instance_from_row, row_insert, rows_select
 from ingest.limits import source_data_check_size
 from ingest.merge_patch import merge_patch
 from ingest.models import RawPush
-from integration_service.rows import instance_from_row, row_insert, rows_select
 from mappings.normalization import FieldRule, normalize
 from mappings.project_writes import (
     NORMALIZED_ATTNAMES,
@@ -49,7 +49,7 @@ def raw_push_row(
     created: bool,
     changed: bool,
 ) -> dict[str, Any]:
-    """The raw push row of one pushed record (single or in a batch), for integration_service/rows.py."""
+    """The raw push row of one pushed record (single or in a batch), for core/db/rows.py."""
     return {
         "partner_id": client_id.partner_id,
         "environment": environment,
@@ -175,7 +175,7 @@ def push_receive(
     `context`: what the request already read; without it, the mapping version and the endpoints are read here.
 
     This is the service's hot path (every save in every partner's CRM): its statements go through
-    integration_service/rows.py rather than the ORM's compiler, four of them whatever the payload (the
+    core/db/rows.py rather than the ORM's compiler, four of them whatever the payload (the
     stamp's reservation, lock or create, raw push, project) after the request's one look-up of its caller.
     """
     stamps = change_stamps_reserve(count=1)  # before the first write: projects/change_log.py

@@ -5,7 +5,7 @@ ingest/delete_services.py, mappings/reprocessing.py)."""
 from collections.abc import Collection, Sequence
 from datetime import datetime
 
-from integration_service.rows import rows_update
+from core.db.rows import rows_update
 from mappings.normalization import NormalizationResult
 from projects.canonical import CANONICAL_ATTNAMES, CANONICAL_FIELDS
 from projects.models import Project

@@ -4,7 +4,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from integration_service.rows import rows_select
+from core.db.rows import rows_select
 from mappings.documents import mapping_document, rules_from_document
 from mappings.evaluation import within_page_allowance
 from mappings.models import MappingPublication, MappingVersion
@@ -26,7 +26,7 @@ def mapping_rules_for_partner(*, partner_id: int, environment: str) -> list[Fiel
     """The rules of the mapping version the environment uses, in canonical field order ([] before any version).
 
     Read on every push: one single-row query for the published version's id, without the ORM's compilation
-    (integration_service/rows.py); the version's rules come from a per-process cache, which cannot go stale
+    (core/db/rows.py); the version's rules come from a per-process cache, which cannot go stale
     because versions never change.
     """
     rows = rows_select(

@@ -13,10 +13,10 @@ from collections.abc import Callable
 
 from django.db import transaction
 
-from integration_service.outages import outage_detail
+from core.outages import outage_detail
 from observability.metrics import after_commit_failure_observed
 
-logger = logging.getLogger("integration_service.after_commit")
+logger = logging.getLogger("core.after_commit")
 
 
 def on_commit_soft(callback: Callable[[], object], *, step: str) -> None:

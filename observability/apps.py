@@ -7,6 +7,6 @@ class ObservabilityConfig(AppConfig):
     name = "observability"
 
     def ready(self) -> None:
-        from integration_service.request_ids import install_log_record_factory
+        from core.request_ids import install_log_record_factory
 
         install_log_record_factory()

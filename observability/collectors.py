@@ -10,7 +10,7 @@ from django_tasks_db.models import DBTaskResult
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from integration_service.replicas.health import replica_states
+from core.db.replicas.health import replica_states
 
 logger = logging.getLogger(__name__)
 

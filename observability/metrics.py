@@ -78,7 +78,7 @@ def push_result_name(result) -> str:
 def webhook_delivery_observed(*, result: str) -> None:
     """One webhook delivery attempt: `delivered`, `retry` (failed, tried again later) or `failed` (given up).
 
-    Called by webhooks.dispatch.outcomes_record, in the worker. Its counts reach /metrics when the worker
+    Called by webhooks.delivery.dispatch.outcomes_record, in the worker. Its counts reach /metrics when the worker
     shares the web processes' PROMETHEUS_MULTIPROC_DIR (one machine).
     """
     WEBHOOK_DELIVERIES.labels(result).inc()

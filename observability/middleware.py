@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 from django.utils.functional import SimpleLazyObject
 
-from integration_service.request_ids import (
+from core.request_ids import (
     HEADER,
     accepted_request_id,
     bind_request_id,
@@ -15,7 +15,7 @@ from integration_service.request_ids import (
 )
 from observability import metrics
 
-logger = logging.getLogger("integration_service.requests")
+logger = logging.getLogger("core.requests")
 
 # Probes and scrapes come every few seconds: counted, but logged only when they fail.
 QUIET_ROUTES = frozenset({"healthz", "readyz", "metrics"})
@@ -68,7 +68,7 @@ class RequestObservabilityMiddleware:
         metrics.request_observed(
             route=route, method=request.method, status=status, environment=environment, seconds=seconds
         )
-        database = getattr(request, "reads_database", None)  # set by integration_service.replicas.routing
+        database = getattr(request, "reads_database", None)  # set by core.db.replicas.routing
         if database is not None:
             metrics.routed_reads_observed(route=route, database=database)
         if route == "push" and 400 <= status < 500:

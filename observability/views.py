@@ -12,8 +12,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest, multiprocess
 
-from integration_service.problems import problem_body, problem_response
-from integration_service.replicas.health import replica_states
+from core.db.replicas.health import replica_states
+from core.problems import problem_body, problem_response
 from observability.access import metrics_access_allowed
 from observability.collectors import database_collectors
 

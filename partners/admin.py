@@ -12,7 +12,7 @@ from django.utils.html import format_html
 from django_tasks_db.models import DBTaskResult
 from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
 
-from integration_service.admin import adopt_saved
+from core.admin import adopt_saved
 from partners.admin_login import ThrottledAdminAuthenticationForm
 from partners.choices import Environment
 from partners.models import ClientId, IntegrationCredential, Partner, User

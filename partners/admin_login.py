@@ -3,7 +3,7 @@
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import ValidationError
 
-from integration_service.client_ip import request_client_ip
+from core.client_ip import request_client_ip
 from partners.throttling import login_attempt_give_back, login_attempt_take, login_throttled_message
 
 

@@ -6,5 +6,5 @@ class PartnersConfig(AppConfig):
     verbose_name = "Partners and credentials"
 
     def ready(self) -> None:
-        import integration_service.openapi  # noqa: F401  (registers the OpenAPI authentication scheme)
+        import core.api.openapi  # noqa: F401  (registers the OpenAPI authentication scheme)
         import partners.checks  # noqa: F401  (registers the deploy checks)

@@ -6,14 +6,14 @@ from django.core.cache import caches
 from django.core.cache.backends.dummy import DummyCache
 from django.core.cache.backends.locmem import LocMemCache
 
-from integration_service.serving_checks import SERVING_TAG
+from core.serving_checks import SERVING_TAG
 
 
 @checks.register(SERVING_TAG, deploy=True)
 def shared_cache_check(app_configs: object, **kwargs: object) -> list[checks.CheckMessage]:
     """With DEBUG off, a cache in each process's memory (no REDIS_URL) is an error: failed logins and requests would
     be counted per process (partners/throttling.py). `check --deploy` shows it; the web server refuses to start
-    (integration_service/serving_checks.py). LOCAL_CACHE_ALLOWED=1 makes it a warning, for one web process."""
+    (core/serving_checks.py). LOCAL_CACHE_ALLOWED=1 makes it a warning, for one web process."""
     if settings.DEBUG or not isinstance(caches["default"], LocMemCache | DummyCache):
         return []
     limit = settings.LOGIN_FAILURE_LIMIT

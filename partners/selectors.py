@@ -1,5 +1,5 @@
 """Reads. The look-up that every API request makes is one hand-written statement (api_caller), its values converted
-through the model fields (integration_service/rows.py), not the ORM's compiler."""
+through the model fields (core/db/rows.py), not the ORM's compiler."""
 
 import functools
 import hashlib
@@ -9,7 +9,7 @@ from django.apps import apps
 from django.db import connection
 from django.db.models import QuerySet
 
-from integration_service.rows import column_sql, instance_from_row, row_converted, table_sql
+from core.db.rows import column_sql, instance_from_row, row_converted, table_sql
 from partners.models import ClientId, IntegrationCredential, Partner, User
 
 _USER_CHECKED = ("id", "partner_id", "is_active", "password")

@@ -17,7 +17,7 @@ from rest_framework_simplejwt.utils import get_md5_hash_password
 
 from audit.models import AuditAction
 from audit.services import audit_record
-from integration_service.errors import ServiceError
+from core.errors import ServiceError
 from partners.choices import CLIENT_ID_PREFIXES, Environment
 from partners.models import ClientId, IntegrationCredential, Partner, User
 from partners.oauth import invalid_client

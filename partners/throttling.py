@@ -305,7 +305,7 @@ def login_attempt_take(*, ip: str, identity: str) -> int:
     this identity (the e-mail; whatever a login is for) and the budget of its client address across identities.
     Returns 0 when it may go on (call login_attempt_give_back when it succeeds, or cannot be decided), else the
     seconds to wait, and then nothing is counted. Every login (the API's, the admin's, the console's) calls this with
-    integration_service.client_ip.request_client_ip, so a failure anywhere counts everywhere.
+    core.client_ip.request_client_ip, so a failure anywhere counts everywhere.
 
     Counting before checking keeps the budget exact however many attempts race in however many processes (the
     counters are in the shared cache): of any number at once, only those within the limit go on.

@@ -4,7 +4,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 
-from integration_service.admin import adopt_saved
+from core.admin import adopt_saved
 from platform_api.models import PlatformKey
 from platform_api.services import platform_key_issue, platform_key_revoke
 

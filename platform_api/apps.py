@@ -6,4 +6,4 @@ class PlatformApiConfig(AppConfig):
     verbose_name = "Platform API"
 
     def ready(self) -> None:
-        import platform_api.openapi  # noqa: F401  (registers the OpenAPI authentication scheme)
+        import platform_api.api.openapi  # noqa: F401  (registers the OpenAPI authentication scheme)

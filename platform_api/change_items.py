@@ -7,7 +7,7 @@ from partners.models import Partner
 from platform_api.cursors import cursor_encode
 from projects.json_sql import json_string_sql, project_column, sql_literal
 from projects.light_rows import ProjectRow
-from projects.serializers import project_pulled_representation
+from projects.representation import project_pulled_representation
 
 
 def change_type(project: ProjectRow) -> str:

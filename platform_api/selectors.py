@@ -8,7 +8,7 @@ from datetime import datetime
 from django.db import connection
 from django.db.models import Q, QuerySet
 
-from integration_service.rows import column_sql, instance_from_row, row_converted, rows_select, table_sql
+from core.db.rows import column_sql, instance_from_row, row_converted, rows_select, table_sql
 from partners.models import Partner
 from partners.selectors import client_id_hash
 from platform_api.change_items import CHANGE_ITEM_SUFFIX, change_item_prefix, change_item_project_members
@@ -23,7 +23,7 @@ _KEY_ATTNAMES = tuple(field.attname for field in PlatformKey._meta.concrete_fiel
 
 def platform_key_get(*, key: str) -> PlatformKey | None:
     """The platform key with this secret (revoked ones included), or None. On every request of the platform's API:
-    one statement built once (integration_service/rows.py), not compiled by the ORM each time."""
+    one statement built once (core/db/rows.py), not compiled by the ORM each time."""
     rows = rows_select(PlatformKey, attnames=_KEY_ATTNAMES, where={"key_hash": client_id_hash(key)})
     return instance_from_row(PlatformKey, rows[0]) if rows else None
 

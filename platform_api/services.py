@@ -11,8 +11,9 @@ from rest_framework import status
 
 from audit.models import AuditAction
 from audit.services import audit_record
-from integration_service.errors import ServiceError
-from integration_service.rows import instance_from_row, rows_select, rows_update
+from core.db.rows import instance_from_row, rows_select, rows_update
+from core.errors import ServiceError
+from core.time import iso_datetime
 from partners.models import User
 from partners.services import new_key
 from platform_api.choices import PLATFORM_KEY_PREFIX, PlatformKeyScope
@@ -20,7 +21,6 @@ from platform_api.models import PlatformKey
 from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
 from projects.models import Project
 from projects.platform_fields import PLATFORM_FIELD_NAMES
-from projects.serializers import iso_datetime
 from projects.totals import projects_changed
 from webhooks.services import project_event_endpoints, project_events_record
 
@@ -170,7 +170,7 @@ def _project_platform_update_locked(
     return PlatformUpdate(project=project, changed_fields=changed_fields)
 
 
-# The PATCH's statements are built once (integration_service/rows.py), as the push's: the ORM compiled each anew,
+# The PATCH's statements are built once (core/db/rows.py), as the push's: the ORM compiled each anew,
 # more CPU than PostgreSQL spent running them, on two cores that the database and the clients share.
 _PROJECT_ATTNAMES = tuple(field.attname for field in Project._meta.concrete_fields)
 

@@ -3,7 +3,7 @@ from django.contrib.auth import authenticate
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
-from ingest.diagnostics.cursors import CursorInvalid, cursor_decode
+from ingest.api.diagnostics.cursors import CursorInvalid, cursor_decode
 from partners.models import User
 from portal.auth import is_partner_user
 from projects.choices import MappingStatus

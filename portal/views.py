@@ -12,9 +12,9 @@ from django.views.decorators.csrf import csrf_protect
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods, require_POST
 
-from ingest.diagnostics.cursors import cursor_encode
+from core.client_ip import request_client_ip
+from ingest.api.diagnostics.cursors import cursor_encode
 from ingest.diagnostics.selectors import raw_push_get, raw_push_issues_with_origin, raw_pushes_page
-from integration_service.client_ip import request_client_ip
 from mappings.selectors import mapping_in_force
 from partners.choices import Environment
 from partners.services import TooManyCredentials, credential_create, credential_revoke

@@ -11,8 +11,8 @@ from django.utils.formats import date_format
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
+from core.admin import ExternalIdSearchMixin, ReadOnlyAdminMixin
 from ingest.models import RawPush
-from integration_service.admin import ExternalIdSearchMixin, ReadOnlyAdminMixin
 from projects.admin_views import project_restore_view
 from projects.canonical import CANONICAL_FIELDS, format_canonical
 from projects.models import Project

@@ -1,8 +1,8 @@
 from rest_framework import status
 
-from integration_service.errors import ServiceError
+from core.errors import ServiceError
+from core.time import iso_datetime
 from projects.models import Project
-from projects.serializers import iso_datetime
 
 
 class ProjectGone(ServiceError):

@@ -59,7 +59,7 @@ class IncludeDeletedFilter(django_filters.Filter):
 
 class MappingStatusField(forms.CharField):
     """One of the mapping statuses, written so; anything else, an empty value too, is an error rather than no filter.
-    The same words as the pushes list's (ingest/diagnostics/serializers.py)."""
+    The same words as the pushes list's (ingest/api/diagnostics/serializers.py)."""
 
     def clean(self, value: str | None) -> str | None:
         if value is None:  # the parameter is absent

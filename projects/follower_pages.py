@@ -16,7 +16,7 @@ from datetime import datetime
 
 from django.db import connection
 
-from integration_service.replicas.routing import reads_connection
+from core.db.replicas.routing import reads_connection
 from projects.change_log import followers_visible_sql
 from projects.json_sql import json_joined, project_column, project_json_columns
 from projects.models import Project

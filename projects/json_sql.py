@@ -2,7 +2,7 @@
 platform's change feed, an export): the rows leave the database as the text the API sends, and Python hands it
 through without building a value per column (most of such a read's time before; bench/README.md).
 
-The text is byte for byte what `projects.serializers` writes with Python's json (compact separators, non-ASCII
+The text is byte for byte what `projects.api.serializers` writes with Python's json (compact separators, non-ASCII
 kept, the same escapes, the same key order; tests/projects/test_json_sql.py stores arbitrary projects and compares
 the two on PostgreSQL). The database writes every member but the two jsonb ones (`issues`, `data`), whose text
 Python compacts (jsonb_compact). Both writers are built from the one field registry (projects.canonical,
@@ -40,7 +40,7 @@ def _null_or(column: str, value: str) -> str:
 
 
 def _instant(column: str) -> str:
-    """An ISO 8601 UTC date-time as projects.serializers.iso_datetime writes it: microseconds only when not zero."""
+    """An ISO 8601 UTC date-time as projects.api.serializers.iso_datetime writes it: microseconds only when not zero."""
     text = f"""replace(to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'), '.000000', '')"""
     return _null_or(column, f"""'"' || {text} || 'Z"'""")
 
@@ -102,7 +102,7 @@ def _envelope() -> list[tuple[str, _Piece]]:
 
 
 def _live(*, exclude_data: bool) -> list[tuple[str, _Piece | list[_Piece]]]:
-    """projects.serializers.project_representation's members, in its order."""
+    """projects.api.serializers.project_representation's members, in its order."""
     members = [
         *_envelope(),
         ("deleted", "'false'"),
@@ -119,7 +119,7 @@ def _live(*, exclude_data: bool) -> list[tuple[str, _Piece | list[_Piece]]]:
 
 
 def _tombstone() -> list[tuple[str, _Piece | list[_Piece]]]:
-    """projects.serializers.project_tombstone_representation's members, in its order."""
+    """projects.api.serializers.project_tombstone_representation's members, in its order."""
     return [
         *_envelope(),
         ("deleted", "'true'"),
@@ -151,7 +151,7 @@ def project_json_columns(
     suffix: tuple[str, ...] = (),
 ) -> tuple[str, ...]:
     """SQL columns over the projects table (by its name) that json_joined makes into the pulled project's JSON
-    (projects.serializers.project_pulled_representation, `data` left out when `exclude_data`): with the `extra`
+    (projects.api.serializers.project_pulled_representation, `data` left out when `exclude_data`): with the `extra`
     members (name, SQL of the value's JSON) after its own, and the SQL texts of `prefix` before it and of `suffix`
     after it (a wrapper's members)."""
     live = _columns([*prefix, *_object([*_live(exclude_data=exclude_data), *extra]), *suffix])

@@ -31,7 +31,7 @@ from django.core.cache import cache
 from django.db import DEFAULT_DB_ALIAS
 from django.db.models import QuerySet
 
-from integration_service.replicas.routing import reads_alias
+from core.db.replicas.routing import reads_alias
 from observability.after_commit import on_commit_soft
 from projects.date_filters import DateFilterError, parse_date_filter
 

@@ -141,7 +141,7 @@ def redis_unreachable(settings):
         port = probe.getsockname()[1]
     settings.CACHES = {
         "default": {
-            "BACKEND": "integration_service.cache.RedisCache",
+            "BACKEND": "core.cache.RedisCache",
             "LOCATION": f"redis://127.0.0.1:{port}/15",
             "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         }
@@ -162,7 +162,7 @@ def real_redis():
     except redis.ConnectionError:
         pytest.skip("Redis is not running on 127.0.0.1:6379 (.ci/run starts it)")
     prefix = f"test-{uuid.uuid4().hex}"
-    backend = {"BACKEND": "integration_service.cache.RedisCache", "LOCATION": REAL_REDIS_URL, "KEY_PREFIX": prefix}
+    backend = {"BACKEND": "core.cache.RedisCache", "LOCATION": REAL_REDIS_URL, "KEY_PREFIX": prefix}
     yield SimpleNamespace(server=server, prefix=prefix, backend=backend)
     for key in server.scan_iter(f"{prefix}:*"):
         server.delete(key)

@@ -6,7 +6,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from integration_service.admin import adopt_saved
+from core.admin import adopt_saved
 from webhooks.choices import DeliveryStatus
 from webhooks.forms import WebhookEndpointForm
 from webhooks.models import WebhookDelivery, WebhookEndpoint

@@ -32,7 +32,7 @@ class WebhookEndpoint(models.Model):
     paused_until = models.DateTimeField(null=True, blank=True, editable=False)
     wakeup_at = models.DateTimeField(null=True, blank=True, editable=False)
     # Set when a drain task is queued for new events, cleared when one starts: the events that find it set leave
-    # their deliveries to that task instead of queueing one each (webhooks/dispatch.py, drain_request).
+    # their deliveries to that task instead of queueing one each (webhooks/delivery/dispatch.py, drain_request).
     drain_requested_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
@@ -109,7 +109,7 @@ class WebhookDelivery(models.Model):
             models.Index(fields=["endpoint", "status", "next_attempt_at"], name="webhook_delivery_due_idx"),
             models.Index(fields=["endpoint", "-id"], name="webhook_delivery_log_idx"),
             # The deliveries attempted before and pending again: retries, and leases a dead worker left. Claimed
-            # before the rest of a backlog (webhooks/claims.py); a small index, since it holds no fresh delivery.
+            # before the rest of a backlog (delivery/claims.py); a small index, since it holds no fresh delivery.
             models.Index(
                 fields=["endpoint", "next_attempt_at"],
                 condition=models.Q(status="pending", last_attempt_at__isnull=False),

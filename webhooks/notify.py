@@ -1,4 +1,4 @@
-"""Waking the workers' delivery loop (webhooks/engine.py) when deliveries are written: on PostgreSQL a NOTIFY sent in
+"""Waking the delivery loop (webhooks/delivery/engine.py) when deliveries are written: on PostgreSQL a NOTIFY sent in
 the writing transaction, so it arrives when that transaction commits (and never if it rolls back); PostgreSQL sends
 one notification per transaction for the same endpoint however many deliveries it wrote. Elsewhere (SQLite) the
 workers poll every WEBHOOK_POLL_SECONDS instead."""

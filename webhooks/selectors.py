@@ -1,4 +1,4 @@
-"""Reads. `endpoints_subscribed` runs on every push that changes a project: through integration_service/rows.py."""
+"""Reads. `endpoints_subscribed` runs on every push that changes a project: through core/db/rows.py."""
 
 from datetime import datetime, timedelta
 
@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
-from integration_service.rows import rows_select
+from core.db.rows import rows_select
 from projects.change_log import followers_visible
 from webhooks.choices import WEBHOOK_TEST_EVENT, DeliveryStatus
 from webhooks.cursors import EventPosition

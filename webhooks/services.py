@@ -13,13 +13,14 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from integration_service.errors import ServiceError
-from integration_service.rows import row_insert, rows_insert
+from core.db.rows import row_insert, rows_insert
+from core.errors import ServiceError
+from core.time import iso_datetime
 from observability.after_commit import on_commit_soft
 from partners.choices import Environment
 from partners.models import Partner, User
 from projects.models import Project
-from projects.serializers import iso_datetime, project_pulled_representation
+from projects.representation import project_pulled_representation
 from webhooks import secret_box
 from webhooks.addresses import UrlRefused, url_target
 from webhooks.choices import ALL_EVENT_TYPES, WEBHOOK_TEST_EVENT, DeliveryStatus, EventType
@@ -356,7 +357,7 @@ def _drain_soon(endpoint_id: int) -> None:
     the hook queues a drain task unless one is queued and not started yet (webhooks/tasks.py)."""
     deliveries_due_notify(endpoint_ids=[endpoint_id])
     # Soft: a database gone the instant after the commit leaves the deliveries pending, and the workers' sweep
-    # (webhooks/engine.py) finds them; the write they follow stands and is answered as stored.
+    # (webhooks/delivery/engine.py) finds them; the write they follow stands and is answered as stored.
     on_commit_soft(
         functools.partial(import_string(DRAIN_REQUEST_HOOK), endpoint_id=endpoint_id), step="webhook_drain_request"
     )

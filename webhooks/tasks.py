@@ -1,7 +1,7 @@
 """Task entry points of webhook delivery, and how a drain is asked for once deliveries are committed.
 
 Services ask for drains through `drain_request`, looked up by name in their on-commit hooks (webhooks/services.py);
-the drain itself is webhooks/dispatch.py. In a `db_worker` that runs the delivery loop (webhooks/engine.py) a drain
+the drain itself is delivery/dispatch.py. In a `db_worker` running the delivery loop (delivery/engine.py) a drain
 task only wakes the loop's runner of its endpoint; elsewhere (the tests' and the immediate backend, `db_worker
 --batch`) the task drains the endpoint itself and queues its own wake-ups for retries and pauses.
 """
@@ -16,8 +16,8 @@ from django.utils import timezone
 from django_tasks import task
 
 from webhooks.choices import DeliveryStatus
-from webhooks.dispatch import endpoint_deliveries_drain
-from webhooks.engine import running_engine
+from webhooks.delivery.dispatch import endpoint_deliveries_drain
+from webhooks.delivery.engine import running_engine
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 
 QUEUE = "webhooks"  # its own queue, so reprocess runs and deliveries never wait for each other

@@ -15,21 +15,21 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from audit.selectors import audit_events_recent
+from core.admin import ReadOnlyAdminMixin, adopt_saved
 from ingest.selectors import partner_push_stats
-from integration_service.admin import ReadOnlyAdminMixin, adopt_saved
 from mappings.models import MappingVersion, ReprocessRun
 from mappings.reprocessing import reprocess_run_request
 from mappings.tasks import reprocess_partner_projects
 from partners.choices import Environment
 from partners.models import Partner, ProductionClearanceEvent
-from workbench.clearance_views import partner_clear, partners_clearance_selected
 from workbench.drift_selectors import partner_drift_summaries
 from workbench.drift_services import partner_drift_shown
-from workbench.history_views import history_url, mapping_history, mapping_publish
 from workbench.onboarding import environment_health, production_readiness
 from workbench.selectors import partner_onboarding
 from workbench.tasks import refresh_source_key_drift
-from workbench.views import mapping_export, mapping_workbench
+from workbench.views.clearance import partner_clear, partners_clearance_selected
+from workbench.views.history import history_url, mapping_history, mapping_publish
+from workbench.views.mapping import mapping_export, mapping_workbench
 
 
 @admin.register(MappingVersion)

@@ -25,7 +25,7 @@ from mappings.services import mapping_document_import
 from partners.services import client_id_issue
 from projects.change_log import followers_visible
 from projects.models import Project
-from projects.serializers import project_representation
+from projects.representation import project_representation
 from tests.conftest import SANDBOX, token_for, url
 
 pytestmark = [

@@ -251,7 +251,7 @@ def test_a_push_answers_what_it_stored_when_queueing_its_webhook_drain_fails_aft
     sandbox_client, partner, redis_cut, settings
 ):
     """The drain is queued in the database once the push commits; a database gone that instant leaves the delivery
-    pending, which the workers' sweep finds (webhooks/engine.py): the push stands and answers so."""
+    pending, which the workers' sweep finds (webhooks/delivery/engine.py): the push stands and answers so."""
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = True
     webhook_endpoint_create(partner=partner, environment=SANDBOX, url="http://127.0.0.1:9/hooks")
     before = failures("webhook_drain_request")

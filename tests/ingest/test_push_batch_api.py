@@ -7,13 +7,13 @@ from http import HTTPStatus
 import pytest
 from django.utils.dateparse import parse_datetime
 
+from core.errors import ServiceError
+from core.time import iso_datetime
 from ingest import batch_services
 from ingest.models import RawPush
-from integration_service.errors import ServiceError
 from mappings.services import mapping_document_import
 from partners.services import client_id_issue, partner_create, partner_user_create
 from projects.models import Project
-from projects.serializers import iso_datetime
 from tests.conftest import PASSWORD, PRODUCTION, SANDBOX, problem, url
 from tests.mappings.test_normalization import (
     HUBSPOT_DEAL,

@@ -6,9 +6,9 @@ from http import HTTPStatus
 import pytest
 
 from audit.models import AuditAction, AuditEvent
+from core.time import iso_datetime
 from ingest.models import RawPush
 from projects.models import Project
-from projects.serializers import iso_datetime
 from tests.conftest import SANDBOX, problem, url
 from tests.ingest.test_push_batch_api import push_batch, stored
 from webhooks.models import WebhookEvent

@@ -7,7 +7,7 @@ from unittest.mock import ANY
 import pytest
 from django.utils.dateparse import parse_datetime
 
-from ingest.diagnostics.cursors import cursor_encode
+from ingest.api.diagnostics.cursors import cursor_encode
 from ingest.models import RawPush
 from mappings.services import mapping_document_import
 from tests.conftest import PRODUCTION, SANDBOX, problem, url

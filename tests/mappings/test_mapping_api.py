@@ -5,11 +5,11 @@ from http import HTTPStatus
 
 import pytest
 
+from core.time import iso_datetime
 from mappings.models import MappingPublication, MappingVersion
 from mappings.services import mapping_document_import, mapping_version_publish
 from partners.services import client_id_issue
 from projects.canonical import CANONICAL_DESCRIPTIONS, CANONICAL_FIELDS
-from projects.serializers import iso_datetime
 from tests.conftest import PRODUCTION, SANDBOX, problem, url
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.test import Client
 from rest_framework.test import APIClient
 
-from integration_service.request_ids import accepted_request_id
+from core.request_ids import accepted_request_id
 from tests.conftest import SANDBOX, url
 
 pytestmark = pytest.mark.django_db
@@ -94,7 +94,7 @@ def test_a_body_refused_unread_still_has_its_request_id_in_the_problem(db, setti
 
 
 def request_lines(caplog) -> list[logging.LogRecord]:
-    return [record for record in caplog.records if record.name == "integration_service.requests"]
+    return [record for record in caplog.records if record.name == "core.requests"]
 
 
 def json_line(record: logging.LogRecord) -> dict:
@@ -109,7 +109,7 @@ def json_line(record: logging.LogRecord) -> dict:
 
 
 def test_one_json_line_per_request_finds_the_push_by_its_request_id(sandbox_client, partner, caplog):
-    caplog.set_level(logging.INFO, logger="integration_service.requests")
+    caplog.set_level(logging.INFO, logger="core.requests")
 
     response = sandbox_client.post(
         url(SANDBOX, "push"), {"id": "HS-1", "data": {}}, format="json", HTTP_X_REQUEST_ID="support-42"
@@ -122,7 +122,7 @@ def test_one_json_line_per_request_finds_the_push_by_its_request_id(sandbox_clie
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+\+00:00", line.pop("time"))
     assert line == {
         "level": "INFO",
-        "logger": "integration_service.requests",
+        "logger": "core.requests",
         "message": f"POST {url(SANDBOX, 'push')} 201",
         "request_id": "support-42",
         "method": "POST",
@@ -135,7 +135,7 @@ def test_one_json_line_per_request_finds_the_push_by_its_request_id(sandbox_clie
 
 
 def test_a_refused_request_is_logged_without_a_partner(db, caplog):
-    caplog.set_level(logging.INFO, logger="integration_service.requests")
+    caplog.set_level(logging.INFO, logger="core.requests")
 
     response = APIClient().get(url(SANDBOX, "project-list"))
 
@@ -154,18 +154,18 @@ def test_a_crash_logs_its_traceback_under_the_same_request_id(sandbox_client, mo
     def explode(**kwargs):
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr("projects.views.project_lists", explode)
+    monkeypatch.setattr("projects.api.views.project_lists", explode)
 
     response = sandbox_client.get(url(SANDBOX, "project-list"), HTTP_X_REQUEST_ID="crash-1")
 
     assert response.json()["requestId"] == "crash-1"
-    crash = [record for record in caplog.records if record.name == "integration_service.errors"]
+    crash = [record for record in caplog.records if record.name == "core.errors"]
     assert [json_line(record)["request_id"] for record in crash] == ["crash-1"]
     assert [record.levelname for record in request_lines(caplog)] == ["ERROR"]
 
 
 def test_probes_are_not_logged_when_they_succeed(db, caplog):
-    caplog.set_level(logging.INFO, logger="integration_service.requests")
+    caplog.set_level(logging.INFO, logger="core.requests")
 
     Client().get("/healthz")
     Client().get("/readyz")

@@ -17,7 +17,7 @@ from tests.gunicorn import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-REDIS = {"default": {"BACKEND": "integration_service.cache.RedisCache", "LOCATION": "redis://127.0.0.1:6379/13"}}
+REDIS = {"default": {"BACKEND": "core.cache.RedisCache", "LOCATION": "redis://127.0.0.1:6379/13"}}
 WHY = (
     "DEBUG is off and the cache is each process's own memory (no REDIS_URL): every web process would count "
     "failed logins and requests on its own, so a login budget of 5 would be 5 per process."

@@ -229,7 +229,7 @@ def test_another_method_is_a_405_problem(platform_client):
 def test_a_crash_or_an_outage_is_a_problem_not_a_page(platform_client, monkeypatch):
     from django.db import OperationalError
 
-    from platform_api import views
+    from platform_api.api import views
 
     client = APIClient(raise_request_exception=False)
     client.credentials(HTTP_AUTHORIZATION=platform_client._credentials["HTTP_AUTHORIZATION"])

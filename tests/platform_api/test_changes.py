@@ -6,7 +6,7 @@ from http import HTTPStatus
 import pytest
 
 from platform_api.cursors import cursor_decode, cursor_encode
-from projects.serializers import project_representation
+from projects.representation import project_representation
 from tests.conftest import PRODUCTION, SANDBOX
 from tests.platform_api.conftest import platform_url
 

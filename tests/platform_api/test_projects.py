@@ -7,7 +7,7 @@ from http import HTTPStatus
 import pytest
 
 from platform_api.services import project_etag
-from projects.serializers import project_representation
+from projects.representation import project_representation
 from tests.conftest import PLATFORM_UNSET, PRODUCTION, SANDBOX, problem
 from tests.platform_api.conftest import platform_url
 

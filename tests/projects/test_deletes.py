@@ -8,11 +8,11 @@ import pytest
 from django.utils.dateparse import parse_datetime
 
 from audit.models import AuditAction, AuditEvent
+from core.time import iso_datetime
 from ingest.models import RawPush
 from mappings.reprocessing import projects_reprocess
 from mappings.services import mapping_document_import
 from projects.models import Project
-from projects.serializers import iso_datetime
 from tests.conftest import PRODUCTION, SANDBOX, problem, url
 from webhooks.models import WebhookEvent
 from webhooks.services import webhook_endpoint_create

@@ -10,10 +10,10 @@ from django.contrib.auth.models import Permission
 from django.urls import reverse
 
 from audit.models import AuditAction, AuditEvent
+from core.time import iso_datetime
 from mappings.services import mapping_document_import
 from partners.models import User
 from projects.models import Project
-from projects.serializers import iso_datetime
 from tests.conftest import SANDBOX, url
 from webhooks.models import WebhookEvent
 from webhooks.services import webhook_endpoint_create

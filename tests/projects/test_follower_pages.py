@@ -30,7 +30,7 @@ PROPERTY_SETTINGS = settings(
 
 def general_path():
     """The list as it answers every query string the follower's page does not take."""
-    return mock.patch("projects.views.follower_page_request", return_value=None)
+    return mock.patch("projects.api.views.follower_page_request", return_value=None)
 
 
 def get(client, params: dict):
@@ -186,7 +186,7 @@ def test_any_other_query_string_is_answered_as_the_general_path_answers_it(
     for number in range(3):
         make_project(partner, external_id=f"S-{number}", updated=START + timedelta(hours=number))
 
-    with mock.patch("projects.views.follower_page", side_effect=AssertionError("not a follower's page")):
+    with mock.patch("projects.api.views.follower_page", side_effect=AssertionError("not a follower's page")):
         answer = without_request_id(get(sandbox_client, params))
     with general_path():
         assert answer == without_request_id(get(sandbox_client, params))

@@ -27,7 +27,7 @@ FAST_PATH_USES = []
 def both(client, query: str) -> list[tuple[int, dict]]:
     answers = []
     for path in ("follower", "general"):
-        counted = mock.patch("projects.views.follower_page", side_effect=spy)
+        counted = mock.patch("projects.api.views.follower_page", side_effect=spy)
         with general_path() if path == "general" else counted:
             answers.append(without_request_id(client.get(url(SANDBOX, "project-list") + "?" + query)))
     return answers

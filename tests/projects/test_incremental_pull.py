@@ -22,7 +22,7 @@ from mappings.reprocessing import projects_reprocess
 from mappings.services import mapping_document_import
 from partners.services import client_id_issue
 from projects.models import Project
-from projects.serializers import project_representation
+from projects.representation import project_representation
 from tests.conftest import SANDBOX, token_for, url
 
 pytestmark = [

@@ -1,5 +1,5 @@
 """The JSON PostgreSQL writes for a pulled project (projects/json_sql.py) is byte for byte what Python writes
-(projects.serializers), for any stored values; and the list answers the same bytes either way."""
+(projects.api.serializers), for any stored values; and the list answers the same bytes either way."""
 
 import json
 from http import HTTPStatus
@@ -12,7 +12,7 @@ from rest_framework.renderers import JSONRenderer
 
 from projects.json_sql import jsonb_compact, projects_json
 from projects.models import Project
-from projects.serializers import project_pulled_representation
+from projects.representation import project_pulled_representation
 from tests.conftest import SANDBOX, url
 from tests.projects.project_values import json_values, project_fields
 

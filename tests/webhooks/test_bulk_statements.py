@@ -5,7 +5,7 @@ PostgreSQL)."""
 import pytest
 
 from tests.conftest import SANDBOX
-from webhooks.dispatch import endpoint_deliveries_drain
+from webhooks.delivery.dispatch import endpoint_deliveries_drain
 from webhooks.models import WebhookDelivery
 from webhooks.services import partner_event_record, webhook_endpoint_create
 

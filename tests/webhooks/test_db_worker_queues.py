@@ -7,10 +7,10 @@ import pytest
 from django.core.management import call_command
 from django_tasks_db.models import DBTaskResult
 
-from integration_service.worker.management.commands.db_worker import queue_loops_start
 from tests.conftest import SANDBOX, url
 from webhooks.models import WebhookDelivery
 from webhooks.services import webhook_endpoint_create
+from worker.management.commands.db_worker import queue_loops_start
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

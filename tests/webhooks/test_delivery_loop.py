@@ -1,4 +1,4 @@
-"""The workers' delivery loop in this process (webhooks/engine.py): several requests in flight to an endpoint that
+"""The delivery loop in this process (webhooks/delivery/engine.py): several requests in flight to an endpoint that
 answers quickly, up to the setting; one at a time to one that answers slowly; and the slow one never holds up the
 fast one. The window itself: tests/webhooks/test_window.py."""
 
@@ -9,7 +9,7 @@ from django.db import connection
 
 from tests.conftest import SANDBOX
 from tests.webhooks.conftest import Receiver
-from webhooks.engine import DeliveryEngine
+from webhooks.delivery.engine import DeliveryEngine
 from webhooks.models import WebhookDelivery
 from webhooks.services import partner_event_record, webhook_endpoint_create
 

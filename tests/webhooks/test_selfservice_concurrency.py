@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 
 from tests.conftest import SANDBOX, token_for, url
-from webhooks.api_views import ENDPOINTS_PER_ENVIRONMENT
+from webhooks.api.views import ENDPOINTS_PER_ENVIRONMENT
 from webhooks.models import WebhookEndpoint
 from webhooks.services import webhook_endpoint_create
 

@@ -190,7 +190,9 @@ def test_a_changed_url_is_checked_as_at_registration(sandbox_client, resolver):
 @pytest.mark.django_db(transaction=True)
 def test_a_url_that_now_resolves_privately_is_refused_at_delivery(sandbox_client, resolver, monkeypatch):
     connected = []
-    monkeypatch.setattr("webhooks.transport.socket.create_connection", lambda *args, **kw: connected.append(args))
+    monkeypatch.setattr(
+        "webhooks.delivery.transport.socket.create_connection", lambda *args, **kw: connected.append(args)
+    )
     hook = sandbox_client.post(url(SANDBOX, "webhook-list"), {"url": "https://hooks.example.com/in"}, format="json")
     resolver["hooks.example.com"] = ["10.1.2.3"]  # DNS now points inside
 
@@ -214,7 +216,7 @@ def test_a_delivery_connects_to_the_address_it_checked_without_resolving_again(s
         connected.append(address)
         raise ConnectionRefusedError("test: no network")
 
-    monkeypatch.setattr("webhooks.transport.socket.create_connection", create_connection)
+    monkeypatch.setattr("webhooks.delivery.transport.socket.create_connection", create_connection)
     hook = sandbox_client.post(
         url(SANDBOX, "webhook-list"), {"url": "https://rebind.example.com:8443/in"}, format="json"
     )

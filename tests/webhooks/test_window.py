@@ -1,6 +1,6 @@
-"""The window of requests in flight to one endpoint (webhooks/window.py): AIMD, without a database."""
+"""The window of requests in flight to one endpoint (webhooks/delivery/window.py): AIMD, without a database."""
 
-from webhooks.window import Window
+from webhooks.delivery.window import Window
 
 
 def answers(window: Window, count: int, *, latency_ms: int = 10, succeeded: bool = True) -> list[int]:

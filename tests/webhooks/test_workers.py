@@ -14,7 +14,7 @@ from standardwebhooks.webhooks import Webhook
 
 from tests.conftest import SANDBOX, url
 from tests.webhooks.conftest import db_worker_process, verify_documented
-from webhooks.dispatch import endpoint_deliveries_drain
+from webhooks.delivery.dispatch import endpoint_deliveries_drain
 from webhooks.models import WebhookDelivery
 from webhooks.services import partner_event_record, webhook_endpoint_create
 from workbench.clearance import partner_clear_for_production

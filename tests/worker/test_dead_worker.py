@@ -3,7 +3,7 @@
 the task out, once (tests/worker/worker_with_faults.py holds the first one where the test wants it).
 
 The killed worker's lease runs out WORKER_LEASE_SECONDS after its last renewal; the live worker, looking every
-WORKER_LEASE_SECONDS / 3, queues its task again (integration_service/worker/leases.py). With the defaults (15 s),
+WORKER_LEASE_SECONDS / 3, queues its task again (worker/leases.py). With the defaults (15 s),
 within 30 s of the kill."""
 
 import time

@@ -9,14 +9,14 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult, get_date_max
 
-from integration_service.worker.leases import (
+from worker.leases import (
     LeaseKeeper,
     lease_renew,
     leases_forget,
     tasks_of_dead_workers_requeue,
     tasks_of_previous_life_requeue,
 )
-from integration_service.worker.models import WorkerLease
+from worker.models import WorkerLease
 
 pytestmark = pytest.mark.django_db
 

@@ -1,0 +1,103 @@
+from django.contrib import admin
+from django.urls import include, path, re_path
+from django.views.generic import RedirectView
+
+from core.api.openapi import root_schema_settings
+from core.api.schema_views import SchemaView, SwaggerView
+from core.views import api_not_found
+from exports.api.views import ExportCreateView, ExportDetailView, ExportDownloadView
+from ingest.api.diagnostics.views import PushDetailView, PushListView
+from ingest.api.views import ProjectDeleteView, PushBatchView, PushView
+from mappings.api.views import MappingView
+from observability import views as observability
+from partners.api.views import CredentialDetailView, CredentialListView, LoginView, TokenRefreshView, TokenView
+from partners.choices import Environment
+from platform_api.api.openapi import platform_schema_settings
+from platform_api.api.urls import platform_patterns
+from projects.api.views import ProjectDetailView, ProjectListView
+from webhooks.api import views as webhooks
+
+# The same endpoints under both roots; the root decides the environment every view and check works in.
+# A trailing slash is accepted too, since partners' HTTP clients differ on it.
+api_patterns = [
+    re_path(r"^auth/email/login/?$", LoginView.as_view(), name="login"),
+    re_path(r"^auth/token/?$", TokenView.as_view(), name="token"),
+    re_path(r"^auth/token/refresh/?$", TokenRefreshView.as_view(), name="token-refresh"),
+    re_path(r"^integration/credentials/?$", CredentialListView.as_view(), name="credential-list"),
+    re_path(r"^integration/credentials/(?P<credential_id>[^/]+)/?$", CredentialDetailView.as_view(), name="credential"),
+    re_path(r"^externals/push/?$", PushView.as_view(), name="push"),
+    re_path(r"^externals/push/batch/?$", PushBatchView.as_view(), name="push-batch"),
+    # The CRM's id is the whole rest of the path, URL-decoded (so "%2F" is "/", "%0A" a newline): a trailing slash is
+    # part of it.
+    re_path(r"^externals/projects/(?P<external_id>[\s\S]+)$", ProjectDeleteView.as_view(), name="project-delete"),
+    re_path(r"^integration/projects/?$", ProjectListView.as_view(), name="project-list"),
+    re_path(r"^integration/projects/(?P<project_id>[^/]+)/?$", ProjectDetailView.as_view(), name="project-detail"),
+    re_path(r"^integration/webhooks/?$", webhooks.WebhookListView.as_view(), name="webhook-list"),
+    re_path(r"^integration/webhooks/(?P<webhook_id>[^/]+)/?$", webhooks.WebhookDetailView.as_view(), name="webhook"),
+    re_path(
+        r"^integration/webhooks/(?P<webhook_id>[^/]+)/rotate-secret/?$",
+        webhooks.WebhookRotateSecretView.as_view(),
+        name="webhook-rotate-secret",
+    ),
+    re_path(
+        r"^integration/webhooks/(?P<webhook_id>[^/]+)/test/?$", webhooks.WebhookTestView.as_view(), name="webhook-test"
+    ),
+    re_path(
+        r"^integration/webhooks/(?P<webhook_id>[^/]+)/deliveries/?$",
+        webhooks.DeliveryListView.as_view(),
+        name="webhook-deliveries",
+    ),
+    re_path(
+        r"^integration/webhooks/(?P<webhook_id>[^/]+)/deliveries/(?P<delivery_id>[^/]+)/redeliver/?$",
+        webhooks.RedeliverView.as_view(),
+        name="webhook-redeliver",
+    ),
+    re_path(r"^integration/events/?$", webhooks.EventListView.as_view(), name="event-list"),
+    re_path(r"^integration/exports/?$", ExportCreateView.as_view(), name="exports"),
+    re_path(r"^integration/exports/(?P<export_id>[^/]+)/?$", ExportDetailView.as_view(), name="export"),
+    re_path(
+        r"^integration/exports/(?P<export_id>[^/]+)/download/?$", ExportDownloadView.as_view(), name="export-download"
+    ),
+    re_path(r"^integration/mapping/?$", MappingView.as_view(), name="mapping"),
+    re_path(r"^integration/pushes/?$", PushListView.as_view(), name="push-list"),
+    re_path(r"^integration/pushes/(?P<push_id>[^/]+)/?$", PushDetailView.as_view(), name="push-detail"),
+    re_path(r"^[\s\S]*$", api_not_found),  # a path with a newline ("%0A") too: never Django's HTML page
+]
+
+ROOTS = {Environment.SANDBOX: "sandbox/api/v1/", Environment.PRODUCTION: "api/v1/"}
+roots = {
+    environment: path(prefix, include((api_patterns, "api"), namespace=environment), {"environment": environment})
+    for environment, prefix in ROOTS.items()
+}
+
+
+platform_root = path("platform/api/v1/", include((platform_patterns, "platform"), namespace="platform"))
+
+
+def schema_view(environment: str):
+    """One OpenAPI document per root, with that root as its only server."""
+    return SchemaView.as_view(patterns=[roots[environment]], custom_settings=root_schema_settings(environment))
+
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("portal/", include("portal.urls")),
+    path("healthz", observability.healthz, name="healthz"),
+    path("readyz", observability.readyz, name="readyz"),
+    path("metrics", observability.metrics, name="metrics"),
+    path("sandbox/api/v1/schema/", schema_view(Environment.SANDBOX), name="sandbox-schema"),
+    path("api/v1/schema/", schema_view(Environment.PRODUCTION), name="schema"),
+    path("api/v1/docs/", SwaggerView.as_view(url_name="sandbox-schema"), name="swagger-ui"),
+    path(
+        "platform/api/v1/schema/",
+        SchemaView.as_view(patterns=[platform_root], custom_settings=platform_schema_settings()),
+        name="platform-schema",
+    ),
+    roots[Environment.PRODUCTION],
+    roots[Environment.SANDBOX],
+    platform_root,
+    re_path(r"^(?:api|sandbox|platform)(?:/.*)?$", api_not_found),
+    path("", RedirectView.as_view(url="/admin/", permanent=False)),
+]
+
+handler500 = "core.views.server_error"  # an outage met by a middleware answers 503 too

@@ -1,0 +1,11 @@
+import os
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+application = get_wsgi_application()
+
+from core.serving_checks import serving_checks_enforce  # noqa: E402  (after Django is set up)
+
+serving_checks_enforce()  # e.g. no shared cache with DEBUG off: the server refuses to start (partners/checks.py)
