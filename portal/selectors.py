@@ -9,7 +9,7 @@ from ingest.models import RawPush
 from mappings.selectors import mapping_publications
 from partners.choices import Environment
 from partners.models import ClientId, IntegrationCredential, Partner
-from readiness.drift import source_key_drift
+from readiness.drift.selectors import source_key_drift
 from readiness.onboarding import ReadinessGap, environment_health, production_readiness_gaps
 from webhooks.choices import DeliveryStatus
 from webhooks.models import WebhookDelivery, WebhookEndpoint

@@ -2,7 +2,7 @@ from datetime import datetime
 
 from django_tasks import task
 
-from readiness.drift_counts import source_key_drift_refresh
+from readiness.drift.services import source_key_drift_refresh
 
 
 @task()

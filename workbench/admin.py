@@ -22,7 +22,8 @@ from mappings.reprocessing import reprocess_run_request
 from mappings.tasks import reprocess_partner_projects
 from partners.choices import Environment
 from partners.models import Partner, ProductionClearanceEvent
-from readiness.drift_counts import partner_drift_shown, partner_drift_summaries
+from readiness.drift.selectors import partner_drift_summaries
+from readiness.drift.services import partner_drift_shown
 from readiness.onboarding import environment_health, production_readiness
 from readiness.selectors import partner_onboarding
 from readiness.tasks import refresh_source_key_drift

@@ -16,7 +16,7 @@ from django.urls import reverse
 from partners.choices import Environment
 from partners.models import Partner
 from readiness.clearance import partner_clear_for_production, partner_revoke_production_clearance
-from readiness.drift import source_key_drift
+from readiness.drift.selectors import source_key_drift
 from readiness.onboarding import EnvironmentHealth, environment_health, production_readiness
 
 

@@ -1,15 +1,12 @@
-"""The partner list's drift counts: stored whenever drift is computed, by the partner page or a refresh, and read
-back for the list in a constant number of queries."""
+"""Keeping the partner list's drift counts: stored whenever drift is computed, by the partner page or a refresh."""
 
-from dataclasses import dataclass
 from datetime import datetime
 
 from django.utils import timezone
 
-from mappings.models import MappingPublication
 from partners.choices import Environment
 from partners.models import Partner
-from readiness.drift import EnvironmentDrift, source_key_drift
+from readiness.drift.selectors import EnvironmentDrift, source_key_drift
 from readiness.models import SourceKeyDrift
 
 
@@ -60,33 +57,3 @@ def _drift_recount(*, partner: Partner, environment: str) -> EnvironmentDrift | 
     drift = source_key_drift(partner=partner, environment=environment)
     source_key_drift_store(partner=partner, environment=environment, drift=drift)
     return drift
-
-
-@dataclass
-class DriftSummary:
-    counts: dict[str, int]  # environment → drifting keys, for the environments with a mapping version
-    stale: bool  # computed before the latest push or publication: a refresh is on its way
-
-
-def partner_drift_summaries(*, partner_ids: list[int], latest_pushes: dict[int, dict[str, datetime]]) -> dict:
-    """Partner id → its DriftSummary (partners without any mapping version are left out), from the stored counts,
-    in two queries whatever the number of partners. `latest_pushes`: partner → environment → newest push time."""
-    publications = MappingPublication.objects.filter(partner_id__in=partner_ids).values_list(
-        "partner_id", "environment", "version_id", "published_at"
-    )
-    stored = {
-        (drift.partner_id, drift.environment): drift
-        for drift in SourceKeyDrift.objects.filter(partner_id__in=partner_ids)
-    }
-    summaries: dict[int, DriftSummary] = {}
-    for partner_id, environment, version_id, published_at in publications:
-        summary = summaries.setdefault(partner_id, DriftSummary(counts={}, stale=False))
-        drift = stored.get((partner_id, environment))
-        summary.counts[environment] = len(drift.keys) if drift else 0
-        summary.stale = summary.stale or not (
-            drift
-            and drift.version_id == version_id
-            and drift.published_at == published_at
-            and drift.latest_push_at == latest_pushes.get(partner_id, {}).get(environment)
-        )
-    return summaries

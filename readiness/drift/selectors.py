@@ -6,9 +6,11 @@ from datetime import datetime
 
 from ingest.models import RawPush
 from mappings.documents import rules_from_document
+from mappings.models import MappingPublication
 from mappings.selectors import mapping_publications
 from partners.models import Partner
 from readiness.discovery import discover_keys
+from readiness.models import SourceKeyDrift
 from readiness.selectors import pushes_within_budget
 
 DRIFT_SAMPLE = 200  # pushes read on each side of the publication, within the discovery byte budget
@@ -72,6 +74,36 @@ def source_key_drift(*, partner: Partner, environment: str, sample: int = DRIFT_
         key=lambda key: (key.first_seen, key.path),
     )
     return drift
+
+
+@dataclass
+class DriftSummary:
+    counts: dict[str, int]  # environment → drifting keys, for the environments with a mapping version
+    stale: bool  # computed before the latest push or publication: a refresh is on its way
+
+
+def partner_drift_summaries(*, partner_ids: list[int], latest_pushes: dict[int, dict[str, datetime]]) -> dict:
+    """Partner id → its DriftSummary (partners without any mapping version are left out), from the stored counts,
+    in two queries whatever the number of partners. `latest_pushes`: partner → environment → newest push time."""
+    publications = MappingPublication.objects.filter(partner_id__in=partner_ids).values_list(
+        "partner_id", "environment", "version_id", "published_at"
+    )
+    stored = {
+        (drift.partner_id, drift.environment): drift
+        for drift in SourceKeyDrift.objects.filter(partner_id__in=partner_ids)
+    }
+    summaries: dict[int, DriftSummary] = {}
+    for partner_id, environment, version_id, published_at in publications:
+        summary = summaries.setdefault(partner_id, DriftSummary(counts={}, stale=False))
+        drift = stored.get((partner_id, environment))
+        summary.counts[environment] = len(drift.keys) if drift else 0
+        summary.stale = summary.stale or not (
+            drift
+            and drift.version_id == version_id
+            and drift.published_at == published_at
+            and drift.latest_push_at == latest_pushes.get(partner_id, {}).get(environment)
+        )
+    return summaries
 
 
 def _latest_push_at(pushes) -> datetime | None:
