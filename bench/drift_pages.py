@@ -22,8 +22,8 @@ from mappings.models import MappingPublication
 from mappings.services import mapping_document_import
 from partners.models import Partner, User
 from projects.models import Project
-from workbench.drift_selectors import source_key_drift
-from workbench.drift_services import source_key_drift_refresh
+from readiness.drift.selectors import source_key_drift
+from readiness.drift.services import source_key_drift_refresh
 
 
 def pushes(partner: Partner, numbers: range, received_at, extra: bool) -> None:

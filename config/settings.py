@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "projects",
     "mappings",
     "ingest",
+    "readiness",
     "workbench",
     "audit",
     "webhooks",

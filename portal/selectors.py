@@ -9,11 +9,11 @@ from ingest.models import RawPush
 from mappings.selectors import mapping_publications
 from partners.choices import Environment
 from partners.models import ClientId, IntegrationCredential, Partner
+from readiness.drift.selectors import source_key_drift
+from readiness.onboarding import ReadinessGap, environment_health, production_readiness_gaps
 from webhooks.choices import DeliveryStatus
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.selectors import with_oldest_due
-from workbench.drift_selectors import source_key_drift
-from workbench.onboarding import ReadinessGap, environment_health, production_readiness_gaps
 
 API_ROOTS = {Environment.SANDBOX: "/sandbox/api/v1/", Environment.PRODUCTION: "/api/v1/"}
 DELIVERY_LOG_PAGE = 50
@@ -92,7 +92,7 @@ def _partner_words(gap: ReadinessGap) -> str | None:
 
 def production_waits(*, partner: Partner) -> list[str]:
     """What the operators still wait for before clearing the partner for production, in the partner's words: the
-    readiness the operators' clearance page shows (workbench/onboarding.py). Empty once cleared."""
+    readiness the operators' clearance page shows (readiness/onboarding.py). Empty once cleared."""
     if partner.is_cleared_for_production:
         return []
     sandbox = environment_health(partner=partner, environment=Environment.SANDBOX)

@@ -19,7 +19,7 @@ from partners.choices import Environment
 from partners.models import Partner, User
 from partners.services import client_id_issue, partner_create, partner_user_create
 from projects.models import Project
-from workbench.clearance import partner_clear_for_production
+from readiness.clearance import partner_clear_for_production
 
 PASSWORD = "correct horse battery staple"
 REAL_REDIS_URL = "redis://127.0.0.1:6379/15"

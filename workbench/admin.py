@@ -22,11 +22,11 @@ from mappings.reprocessing import reprocess_run_request
 from mappings.tasks import reprocess_partner_projects
 from partners.choices import Environment
 from partners.models import Partner, ProductionClearanceEvent
-from workbench.drift_selectors import partner_drift_summaries
-from workbench.drift_services import partner_drift_shown
-from workbench.onboarding import environment_health, production_readiness
-from workbench.selectors import partner_onboarding
-from workbench.tasks import refresh_source_key_drift
+from readiness.drift.selectors import partner_drift_summaries
+from readiness.drift.services import partner_drift_shown
+from readiness.onboarding import environment_health, production_readiness
+from readiness.selectors import partner_onboarding
+from readiness.tasks import refresh_source_key_drift
 from workbench.views.clearance import partner_clear, partners_clearance_selected
 from workbench.views.history import history_url, mapping_history, mapping_publish
 from workbench.views.mapping import mapping_export, mapping_workbench

@@ -8,7 +8,7 @@ from mappings.documents import TYPES_FOR_KIND, rule_from_spec
 from mappings.normalization import FieldRule
 from mappings.source_usage import source_paths
 from projects.canonical import CANONICAL_FIELDS_BY_NAME
-from workbench.discovery import DiscoveredKey
+from readiness.discovery import DiscoveredKey
 from workbench.forms import MappingRowForm
 from workbench.type_guess import TypeGuess, source_type_guess
 

@@ -13,8 +13,8 @@ from partners.models import ClientId, Partner, User
 from partners.services import client_id_revoke
 from platform_api.models import PlatformKey
 from platform_api.services import platform_key_revoke
+from readiness.clearance import partner_revoke_production_clearance
 from tests.conftest import SANDBOX, url
-from workbench.clearance import partner_revoke_production_clearance
 
 pytestmark = pytest.mark.django_db
 

@@ -13,9 +13,9 @@ from rest_framework.test import APIClient
 from exports.models import Export
 from partners.models import ClientId, User
 from partners.services import client_id_issue, client_id_revoke
+from readiness.clearance import partner_revoke_production_clearance
 from tests.conftest import PRODUCTION, SANDBOX, problem, url
 from tests.exports.conftest import ndjson
-from workbench.clearance import partner_revoke_production_clearance
 
 pytestmark = pytest.mark.django_db
 

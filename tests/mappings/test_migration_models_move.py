@@ -14,7 +14,7 @@ from django_tasks_db.models import DBTaskResult
 
 from mappings.models import MappingPublication, MappingVersion, ReprocessRun
 from partners.models import User
-from workbench.models import SourceKeyDrift
+from readiness.models import SourceKeyDrift
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -121,5 +121,5 @@ def test_the_models_move_with_their_rows_tables_permissions_and_queued_tasks():
     assert User.objects.get(pk=made["operator"]).has_perm("mappings.publish_mappingversion")
     assert sorted(DBTaskResult.objects.values_list("task_path", flat=True)) == [
         "mappings.tasks.reprocess_partner_projects",
-        "workbench.tasks.refresh_source_key_drift",
+        "readiness.tasks.refresh_source_key_drift",
     ]

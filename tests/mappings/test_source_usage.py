@@ -1,7 +1,7 @@
 import pytest
 
 from mappings.source_usage import ANY_KEY, ITEMS, key_used_by, source_path_texts, source_paths
-from workbench.discovery import discover_keys
+from readiness.discovery import discover_keys
 
 
 def key(*names: str) -> tuple:

@@ -12,8 +12,8 @@ from rest_framework_simplejwt.tokens import AccessToken
 
 from partners.models import ClientId
 from partners.services import client_id_issue, client_id_revoke
+from readiness.clearance import partner_revoke_production_clearance
 from tests.conftest import PASSWORD, PRODUCTION, SANDBOX, problem, token_for, url
-from workbench.clearance import partner_revoke_production_clearance
 
 pytestmark = pytest.mark.django_db
 

@@ -8,10 +8,10 @@ import pytest
 from mappings.services import mapping_document_import
 from partners.models import ClientId
 from partners.services import client_id_revoke
+from readiness.clearance import partner_revoke_production_clearance
 from tests.conftest import PRODUCTION, SANDBOX, problem, url
 from webhooks.models import WebhookEvent
 from webhooks.services import webhook_endpoint_create, webhook_endpoint_set_enabled
-from workbench.clearance import partner_revoke_production_clearance
 
 pytestmark = pytest.mark.django_db
 

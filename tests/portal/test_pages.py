@@ -8,8 +8,8 @@ import pytest
 from ingest.models import RawPush
 from mappings.services import mapping_document_import
 from partners.services import client_id_issue, client_id_revoke
+from readiness.clearance import partner_clear_for_production
 from tests.conftest import PRODUCTION, SANDBOX, url
-from workbench.clearance import partner_clear_for_production
 
 pytestmark = pytest.mark.django_db
 
@@ -172,7 +172,7 @@ def test_the_guide_is_docs_api_md_with_working_anchors_and_swagger_linked(portal
 
 def test_every_readiness_warning_has_the_partners_words_or_is_left_out_on_purpose():
     from portal.selectors import _partner_words
-    from workbench.onboarding import ReadinessGap
+    from readiness.onboarding import ReadinessGap
 
     facts = {"production": 1, "sandbox": 2, "share": 50, "sampled": 4, "ready": 90, "fields": ["name"], "keys": ["a.b"]}
     codes = ["no_mappings", "production_no_version", "production_other_version", "no_sandbox_pushes"]

@@ -6,10 +6,10 @@ from django.core.management import call_command
 from standardwebhooks.webhooks import Webhook
 
 from partners.services import partner_user_create
+from readiness.clearance import partner_clear_for_production, partner_revoke_production_clearance
 from tests.conftest import PRODUCTION, SANDBOX
 from tests.webhooks.conftest import run_worker
 from webhooks.services import webhook_endpoint_create
-from workbench.clearance import partner_clear_for_production, partner_revoke_production_clearance
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,11 +11,11 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
+from readiness.clearance import partner_clear_for_production
 from tests.conftest import PRODUCTION, SANDBOX, problem, url
 from tests.webhooks.conftest import run_worker
 from webhooks.models import WebhookDelivery, WebhookEvent
 from webhooks.services import webhook_endpoint_create, webhook_endpoint_send_test
-from workbench.clearance import partner_clear_for_production
 
 pytestmark = pytest.mark.django_db
 

@@ -12,12 +12,12 @@ from django.db import connection
 from django_tasks_db.models import DBTaskResult
 from standardwebhooks.webhooks import Webhook
 
+from readiness.clearance import partner_clear_for_production
 from tests.conftest import SANDBOX, url
 from tests.webhooks.conftest import db_worker_process, verify_documented
 from webhooks.delivery.dispatch import endpoint_deliveries_drain
 from webhooks.models import WebhookDelivery
 from webhooks.services import partner_event_record, webhook_endpoint_create
-from workbench.clearance import partner_clear_for_production
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

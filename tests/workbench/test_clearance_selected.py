@@ -10,8 +10,8 @@ from audit.models import AuditEvent
 from mappings.services import mapping_document_import
 from partners.models import Partner, ProductionClearanceEvent
 from partners.services import partner_create
+from readiness.clearance import partner_clear_for_production
 from tests.conftest import SANDBOX, url
-from workbench.clearance import partner_clear_for_production
 
 pytestmark = pytest.mark.django_db
 

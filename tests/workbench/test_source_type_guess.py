@@ -3,7 +3,7 @@ from collections import Counter
 import pytest
 
 from projects.canonical import CANONICAL_FIELDS_BY_NAME
-from workbench.discovery import discover_keys
+from readiness.discovery import discover_keys
 from workbench.type_guess import TypeGuess, source_type_guess
 
 

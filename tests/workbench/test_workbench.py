@@ -11,9 +11,9 @@ from mappings.models import MappingVersion
 from mappings.selectors import mapping_document_export
 from mappings.services import mapping_document_import
 from projects.canonical import CANONICAL_FIELDS
+from readiness.clearance import partner_clear_for_production
+from readiness.discovery import MAX_KEYS, MAX_VALUES, MAX_VALUES_PER_PUSH
 from tests.conftest import PRODUCTION, SANDBOX, url
-from workbench.clearance import partner_clear_for_production
-from workbench.discovery import MAX_KEYS, MAX_VALUES, MAX_VALUES_PER_PUSH
 
 pytestmark = pytest.mark.django_db
 

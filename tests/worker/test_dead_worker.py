@@ -22,12 +22,12 @@ from mappings.tasks import reprocess_partner_projects
 from partners.models import Partner
 from partners.services import partner_user_create
 from projects.models import Project
+from readiness.clearance import partner_clear_for_production
 from tests.conftest import PASSWORD, SANDBOX, url
 from tests.webhooks.conftest import Receiver
 from tests.worker.processes import wait, worker_running
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from webhooks.services import partner_event_record, webhook_endpoint_create
-from workbench.clearance import partner_clear_for_production
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

@@ -15,9 +15,9 @@ from django.urls import reverse
 
 from partners.choices import Environment
 from partners.models import Partner
-from workbench.clearance import partner_clear_for_production, partner_revoke_production_clearance
-from workbench.drift_selectors import source_key_drift
-from workbench.onboarding import EnvironmentHealth, environment_health, production_readiness
+from readiness.clearance import partner_clear_for_production, partner_revoke_production_clearance
+from readiness.drift.selectors import source_key_drift
+from readiness.onboarding import EnvironmentHealth, environment_health, production_readiness
 
 
 class ClearanceForm(forms.Form):

@@ -24,11 +24,11 @@ from mappings.services import MappingBaseStale, mapping_document_import, mapping
 from partners.choices import Environment
 from partners.models import Partner
 from projects.canonical import CANONICAL_FIELDS
-from workbench import discovery
+from readiness import discovery
+from readiness.selectors import DISCOVERY_MAX_BYTES, source_key_discovery
 from workbench.fill import ONLY_FIELD, fill_target, posted_rows, row_fill, rows_rules
 from workbench.forms import MappingDocumentUploadForm, MappingRowFormSet, workbench_document, workbench_initial
 from workbench.preview import mapping_preview_compare
-from workbench.selectors import DISCOVERY_MAX_BYTES, source_key_discovery
 from workbench.type_guess import source_type_guess
 
 PREVIEW_PUSHES = 20

@@ -20,7 +20,7 @@ from platform_api.choices import PLATFORM_KEY_PREFIX
 from platform_api.models import PlatformKey
 from platform_api.services import platform_key_issue
 from projects.models import Project
-from workbench.clearance import partner_clear_for_production
+from readiness.clearance import partner_clear_for_production
 
 DEMO_PARTNER_SLUG = "demo-solar"
 DEMO_USER_EMAIL = "demo@example.com"

@@ -2,7 +2,7 @@ from datetime import datetime
 
 from django_tasks import task
 
-from workbench.drift_services import source_key_drift_refresh
+from readiness.drift.services import source_key_drift_refresh
 
 
 @task()

@@ -6,8 +6,8 @@ from django.utils import timezone
 
 from partners.choices import Environment
 from partners.models import Partner
-from workbench.drift_selectors import EnvironmentDrift, source_key_drift
-from workbench.models import SourceKeyDrift
+from readiness.drift.selectors import EnvironmentDrift, source_key_drift
+from readiness.models import SourceKeyDrift
 
 
 def source_key_drift_store(*, partner: Partner, environment: str, drift: EnvironmentDrift | None) -> None:

@@ -13,7 +13,7 @@ from partners.models import Partner
 from projects.canonical import CANONICAL_FIELDS, CANONICAL_FIELDS_BY_NAME
 from projects.choices import MappingStatus
 from projects.models import Project
-from workbench.drift_selectors import EnvironmentDrift
+from readiness.drift.selectors import EnvironmentDrift
 
 HEALTH_SAMPLE = 200
 READY_MAPPED_SHARE = 90  # percent of recent sandbox projects mapping cleanly
@@ -104,7 +104,7 @@ def production_readiness(
     *, partner: Partner, sandbox: EnvironmentHealth, sandbox_drift: EnvironmentDrift | None
 ) -> list[str]:
     """What an operator should have seen before clearing the partner; empty when nothing is in the way.
-    `sandbox_drift`: the sandbox's drift as the page shows it (workbench/drift_selectors.py), not read again here."""
+    `sandbox_drift`: the sandbox's drift as the page shows it (readiness/drift/selectors.py), not read again here."""
     return [
         gap.message for gap in production_readiness_gaps(partner=partner, sandbox=sandbox, sandbox_drift=sandbox_drift)
     ]

@@ -9,9 +9,9 @@ from mappings.documents import rules_from_document
 from mappings.models import MappingPublication
 from mappings.selectors import mapping_publications
 from partners.models import Partner
-from workbench.discovery import discover_keys
-from workbench.models import SourceKeyDrift
-from workbench.selectors import pushes_within_budget
+from readiness.discovery import discover_keys
+from readiness.models import SourceKeyDrift
+from readiness.selectors import pushes_within_budget
 
 DRIFT_SAMPLE = 200  # pushes read on each side of the publication, within the discovery byte budget
 

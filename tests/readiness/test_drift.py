@@ -14,10 +14,10 @@ from mappings.services import mapping_document_import, mapping_version_publish
 from partners.models import Partner
 from partners.services import partner_create
 from projects.models import Project
+from readiness.drift.services import source_key_drift_refresh
+from readiness.models import SourceKeyDrift
 from tests.conftest import PRODUCTION, SANDBOX, url
 from tests.workbench.test_workbench import rows
-from workbench.drift_services import source_key_drift_refresh
-from workbench.models import SourceKeyDrift
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""Reads for the operators' pages over a partner's pushes: the onboarding summary and source key discovery."""
+"""Reads over a partner's latest pushes for the operators' pages: the onboarding summary and source key discovery."""
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -13,7 +13,7 @@ from mappings.selectors import mapping_rules_for_partner
 from partners.choices import Environment
 from partners.models import Partner
 from projects.choices import MappingStatus
-from workbench.discovery import Discovery, FillRate, discover_keys
+from readiness.discovery import Discovery, FillRate, discover_keys
 
 DISCOVERY_MAX_BYTES = 8 * 1024 * 1024  # of push bodies read for key discovery: ~0.1 s of JSON decoding
 

@@ -1,7 +1,7 @@
 import jmespath
 import pytest
 
-from workbench.discovery import MAX_KEYS, MAX_VALUES, MAX_VALUES_PER_PUSH, discover_keys, jmespath_identifier, key_paths
+from readiness.discovery import MAX_KEYS, MAX_VALUES, MAX_VALUES_PER_PUSH, discover_keys, jmespath_identifier, key_paths
 
 HASH_KEY = "8f4e2b7c1d9a3e5f6b0c2d4e6f8a1b3c5d7e9f0a"
 

@@ -19,7 +19,7 @@ class SourceKeyDrift(models.Model):
     computed_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        db_table = "ingest_sourcekeydrift"  # its table from ingest/, kept: moving the model rewrote no row
+        db_table = "ingest_sourcekeydrift"  # its table from ingest/, kept through each move: no row was rewritten
         constraints = [
             models.UniqueConstraint(
                 fields=["partner", "environment"],

@@ -3,7 +3,7 @@ import getpass
 from django.core.management.base import BaseCommand
 
 from partners.management.base import partner_or_error
-from workbench.clearance import partner_clear_for_production, partner_revoke_production_clearance
+from readiness.clearance import partner_clear_for_production, partner_revoke_production_clearance
 
 
 class Command(BaseCommand):
