@@ -4,9 +4,10 @@ from django.conf import settings
 from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
+from core.api.cursors import CursorInvalid
 from core.api.openapi import ProblemSerializer
 from partners.choices import Environment
-from platform_api.cursors import CursorInvalid, cursor_decode
+from platform_api.cursors import change_position
 from projects.api.serializers import DigitsIntegerField, ProjectSerializer
 from projects.choices import PlatformStage
 from projects.platform_fields import NOTE_MAX_LENGTH, PLATFORM_MILESTONES
@@ -28,7 +29,7 @@ class ChangesQuerySerializer(serializers.Serializer):
 
     def validate_after(self, value: str) -> tuple:
         try:
-            return cursor_decode(value)
+            return change_position(value)
         except CursorInvalid:
             raise serializers.ValidationError(
                 "Not a cursor of this feed: pass back a nextCursor exactly as it came, or leave after out to start "

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ingest.api.diagnostics.cursors import CursorInvalid, cursor_decode, cursor_encode
+from core.api.cursors import CursorInvalid
+from ingest.api.diagnostics.cursors import push_cursor, push_position
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 MAX_ID = 2**63 - 1
@@ -34,8 +35,8 @@ def as_written_before(received_at: datetime, push_id: int) -> str:
 
 @pytest.mark.parametrize(("received_at", "push_id", "cursor"), HANDED_OUT)
 def test_a_cursor_handed_out_before_reads_back_and_is_written_the_same(received_at, push_id, cursor):
-    assert cursor_decode(cursor) == (received_at, push_id)
-    assert cursor_encode(received_at=received_at, push_id=push_id) == cursor
+    assert push_position(cursor) == (received_at, push_id)
+    assert push_cursor(received_at=received_at, push_id=push_id) == cursor
 
 
 @given(
@@ -43,10 +44,10 @@ def test_a_cursor_handed_out_before_reads_back_and_is_written_the_same(received_
     push_id=st.integers(min_value=1, max_value=MAX_ID),
 )
 def test_every_position_is_written_as_before_and_reads_back(received_at, push_id):
-    cursor = cursor_encode(received_at=received_at, push_id=push_id)
+    cursor = push_cursor(received_at=received_at, push_id=push_id)
 
     assert cursor == as_written_before(received_at, push_id)
-    assert cursor_decode(cursor) == (received_at, push_id)
+    assert push_position(cursor) == (received_at, push_id)
 
 
 @pytest.mark.parametrize(
@@ -70,4 +71,4 @@ def test_every_position_is_written_as_before_and_reads_back(received_at, push_id
 )
 def test_anything_else_is_invalid(cursor):
     with pytest.raises(CursorInvalid):
-        cursor_decode(cursor)
+        push_position(cursor)

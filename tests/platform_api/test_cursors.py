@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from platform_api.cursors import CursorInvalid, cursor_decode, cursor_encode
+from core.api.cursors import CursorInvalid
+from platform_api.cursors import change_cursor, change_position
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 PROJECT = uuid.UUID("0b7f3c2e-5d1a-4e8f-9a6b-1c2d3e4f5a6b")
@@ -33,8 +34,8 @@ def as_written_before(updated_date: datetime, project_id: uuid.UUID) -> str:
 
 @pytest.mark.parametrize(("updated_date", "project_id", "cursor"), HANDED_OUT)
 def test_a_cursor_handed_out_before_reads_back_and_is_written_the_same(updated_date, project_id, cursor):
-    assert cursor_decode(cursor) == (updated_date, project_id)
-    assert cursor_encode(updated_date=updated_date, project_id=project_id) == cursor
+    assert change_position(cursor) == (updated_date, project_id)
+    assert change_cursor(updated_date=updated_date, project_id=project_id) == cursor
 
 
 @given(
@@ -42,16 +43,16 @@ def test_a_cursor_handed_out_before_reads_back_and_is_written_the_same(updated_d
     project_id=st.uuids(),
 )
 def test_every_position_is_written_as_before_and_reads_back(updated_date, project_id):
-    cursor = cursor_encode(updated_date=updated_date, project_id=project_id)
+    cursor = change_cursor(updated_date=updated_date, project_id=project_id)
 
     assert cursor == as_written_before(updated_date, project_id)
-    assert cursor_decode(cursor) == (updated_date, project_id)
+    assert change_position(cursor) == (updated_date, project_id)
 
 
 def test_an_upper_case_id_reads_as_before():
     text = f"1.1772368496789012.{PROJECT.hex.upper()}"
 
-    assert cursor_decode(base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")) == (
+    assert change_position(base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")) == (
         datetime(2026, 3, 1, 12, 34, 56, 789012, tzinfo=UTC),
         PROJECT,
     )
@@ -83,4 +84,4 @@ def b64(text: str) -> str:
 )
 def test_anything_else_is_invalid(cursor):
     with pytest.raises(CursorInvalid):
-        cursor_decode(cursor)
+        change_position(cursor)

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from core.api.cursors import CursorInvalid
 from webhooks.cursors import (
-    CursorInvalid,
     EventPosition,
     delivery_cursor,
     delivery_position,

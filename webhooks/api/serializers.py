@@ -5,10 +5,11 @@ from typing import Any
 from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
+from core.api.cursors import CursorInvalid
 from core.time import iso_datetime
 from projects.api.serializers import DigitsIntegerField, ProjectSerializer, ProjectTombstoneSerializer
 from webhooks.choices import ALL_EVENT_TYPES, WEBHOOK_TEST_EVENT, DeliveryStatus, EventType
-from webhooks.cursors import CursorInvalid, delivery_position, event_position
+from webhooks.cursors import delivery_position, event_position
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 
 DESCRIPTION_MAX = 500

@@ -7,7 +7,7 @@ from rest_framework.views import APIView
 
 from core.api.openapi import problem_responses
 from core.db.replicas.routing import replica_reads
-from ingest.api.diagnostics.cursors import cursor_encode
+from ingest.api.diagnostics.cursors import push_cursor
 from ingest.api.diagnostics.serializers import (
     QUERY_PARAMETERS,
     PushDetailSerializer,
@@ -80,7 +80,7 @@ class PushListView(APIView):
         return Response(
             {
                 "items": PushItemSerializer(page.items, many=True).data,
-                "nextCursor": cursor_encode(received_at=last.received_at, push_id=last.pk) if last else None,
+                "nextCursor": push_cursor(received_at=last.received_at, push_id=last.pk) if last else None,
                 "hasMore": page.has_more,
             }
         )
