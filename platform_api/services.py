@@ -1,7 +1,6 @@
 """Writes of the platform's API: its keys (operators) and the platform's own fields of a project (CONTRACT §13)."""
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -13,7 +12,7 @@ from audit.models import AuditAction
 from audit.services import audit_record
 from core.db.rows import instance_from_row, rows_select, rows_update
 from core.errors import ServiceError
-from core.time import iso_datetime
+from core.time import epoch_microseconds, iso_datetime
 from partners.models import User
 from partners.services import new_key
 from platform_api.choices import PLATFORM_KEY_PREFIX, PlatformKeyScope
@@ -70,14 +69,11 @@ def platform_key_revoke(*, platform_key: PlatformKey, revoked_by: User | None) -
 
 # --- the platform's fields of a project ---------------------------------------------------------------------------
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
 def project_etag(project: Project) -> str:
     """A strong ETag of the project's state: its updatedDate in microseconds. Every change of a project moves its
     updatedDate to a stamp no change had before (projects/change_log.py), so two states of a project never share
     one."""
-    return f'"{(project.updated_date - _EPOCH) // timedelta(microseconds=1)}"'
+    return f'"{epoch_microseconds(project.updated_date)}"'
 
 
 def etag_matches(*, if_match: str, etag: str) -> bool:
