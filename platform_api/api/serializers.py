@@ -16,12 +16,6 @@ CHANGES_LIMIT_MAX = 1000
 CHANGES_LIMIT_DEFAULT = 100
 
 
-def unknown_parameter_errors(params: dict, known: tuple[str, ...]) -> dict[str, list[str]]:
-    """A typo must not silently widen what is read: name it and the parameters there are."""
-    valid = ", ".join(known)
-    return {name: [f"Unknown parameter; the valid ones are {valid}."] for name in params if name not in known}
-
-
 class ChangesQuerySerializer(serializers.Serializer):
     after = serializers.CharField(required=False)
     limit = DigitsIntegerField(min_value=1, max_value=CHANGES_LIMIT_MAX, default=CHANGES_LIMIT_DEFAULT)

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.openapi import problem_responses
+from core.api.parameters import unknown_parameter_errors
 from core.api.parsers import StrictJSONParser
 from core.api.renderers import PrerenderedJSONRenderer, json_object_with_items
 from core.db.replicas.routing import replica_reads
@@ -25,7 +26,6 @@ from platform_api.api.serializers import (
     PlatformProjectPageSerializer,
     PlatformProjectSerializer,
     ProjectListQuerySerializer,
-    unknown_parameter_errors,
 )
 from platform_api.authentication import PlatformKeyAuthentication, PlatformKeyScopeAllows
 from platform_api.change_items import change_item
