@@ -85,3 +85,20 @@ def b64(text: str) -> str:
 def test_anything_else_is_invalid(cursor):
     with pytest.raises(CursorInvalid):
         change_position(cursor)
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        pytest.param(HANDED_OUT[0].values[2] + "==", id="padded"),
+        pytest.param(HANDED_OUT[0].values[2][:5] + "!" + HANDED_OUT[0].values[2][5:], id="stray-character"),
+        pytest.param(HANDED_OUT[0].values[2] + "\n", id="trailing-newline"),
+        pytest.param(b64("1.1.0x" + "1" * 30), id="0x-in-the-id"),
+        pytest.param(b64("1.1.1_" + "1" * 30), id="underscore-in-the-id"),
+    ],
+)
+def test_text_never_handed_out_that_base64_once_skipped_over_is_invalid(cursor):
+    """The feed's decoder before core/api/cursors.py let Python's base64 and uuid skip these; the one codec is as
+    strict as the other two lists' were (docs/decisions.md, "Shared API pieces in core")."""
+    with pytest.raises(CursorInvalid):
+        change_position(cursor)

@@ -133,3 +133,16 @@ def test_anything_else_is_not_an_event_cursor(cursor):
 def test_anything_else_is_not_a_delivery_cursor(cursor):
     with pytest.raises(CursorInvalid):
         delivery_position(cursor)
+
+
+@pytest.mark.parametrize(
+    ("position", "cursor"),
+    [
+        pytest.param(event_position, b64(f"e2:1:1:{EVENT}\n"), id="event"),
+        pytest.param(delivery_position, b64("d1:1\n"), id="delivery"),
+    ],
+)
+def test_a_position_with_a_newline_after_it_is_invalid(position, cursor):
+    """Never handed out; the pattern's `$` once let it through (docs/decisions.md, "Shared API pieces in core")."""
+    with pytest.raises(CursorInvalid):
+        position(cursor)
