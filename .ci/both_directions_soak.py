@@ -338,8 +338,8 @@ def main():
                 "manage.py",
                 "shell",
                 "-c",
-                "import json\nfrom projects.models import Project\nfrom projects.change_log import microseconds\n"
-                "print(json.dumps({str(p.pk): [microseconds(p.updated_date), p.deleted_date is not None] for p in Project.objects.filter(environment='sandbox')}))",  # noqa: E501
+                "import json\nfrom projects.models import Project\nfrom core.time import epoch_microseconds\n"
+                "print(json.dumps({str(p.pk): [epoch_microseconds(p.updated_date), p.deleted_date is not None] for p in Project.objects.filter(environment='sandbox')}))",  # noqa: E501
             ],
             cwd=WT,
             capture_output=True,

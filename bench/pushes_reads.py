@@ -27,7 +27,7 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework_simplejwt.tokens import AccessToken
 
-from ingest.api.diagnostics.cursors import cursor_encode
+from ingest.api.diagnostics.cursors import push_cursor
 from ingest.diagnostics.selectors import raw_pushes_query
 from ingest.models import RawPush
 from partners.models import Partner, User
@@ -115,7 +115,7 @@ def random_cursors(partner: Partner, count: int, status: str | None = None) -> l
         pushes = pushes.filter(mapping_status=status)
     ids = list(pushes.values_list("id", flat=True))
     chosen = RawPush.objects.filter(pk__in=random.sample(ids, min(count, len(ids)))).values_list("received_at", "id")
-    return [cursor_encode(received_at=received_at, push_id=pk) for received_at, pk in chosen]
+    return [push_cursor(received_at=received_at, push_id=pk) for received_at, pk in chosen]
 
 
 def start_server(port: int) -> subprocess.Popen:

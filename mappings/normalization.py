@@ -16,6 +16,7 @@ from typing import Any
 import jmespath
 import pycountry
 
+from core.time import iso_datetime
 from mappings.converters import ConversionError, convert
 from mappings.evaluation import BoundedExpression, EvaluationBudget, EvaluationBudgetExceeded, PushPool
 from mappings.issue_values import has_unstorable_characters, issue
@@ -113,7 +114,7 @@ def _as_text(value: Any) -> str:
     if isinstance(value, Decimal):
         return format_decimal(value)
     if isinstance(value, datetime):
-        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
+        return iso_datetime(value)
     if isinstance(value, date):
         return value.isoformat()
     return str(value)

@@ -4,7 +4,7 @@ project's JSON of projects.json_sql (the SQL below), with the same members in th
 from django.db import connection
 
 from partners.models import Partner
-from platform_api.cursors import cursor_encode
+from platform_api.cursors import change_cursor
 from projects.json_sql import json_string_sql, project_column, sql_literal
 from projects.light_rows import ProjectRow
 from projects.representation import project_pulled_representation
@@ -20,7 +20,7 @@ def change_type(project: ProjectRow) -> str:
 def change_item(project: ProjectRow) -> dict:
     """A feed item of a light row read with its partner's slug."""
     return {
-        "cursor": cursor_encode(updated_date=project.updated_date, project_id=project.id),
+        "cursor": change_cursor(updated_date=project.updated_date, project_id=project.id),
         "partner": project.partner_slug,
         "environment": project.environment,
         "type": change_type(project),
@@ -38,7 +38,7 @@ def _partner_slug() -> str:
 
 
 def _cursor() -> str:
-    """platform_api.cursors.cursor_encode: `1.<updatedDate in µs since the epoch>.<id hex>`, URL-safe base64, no
+    """platform_api.cursors.change_cursor: `1.<updatedDate in µs since the epoch>.<id hex>`, URL-safe base64, no
     padding (PostgreSQL's base64 also breaks lines every 76 characters: none are kept)."""
     updated = project_column("updated_date")
     text = (

@@ -1,33 +1,21 @@
-"""The changes feed's cursors: a position (updatedDate, project id) in the one change order, as an opaque
-url-safe string. Plain functions, no database."""
+"""The change feed's cursors: a position (updatedDate, project id) in the one change order as
+`1.<µs since the epoch>.<id hex>`, made opaque by core/api/cursors.py. Plain functions, no database."""
 
-import base64
-import binascii
+import re
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND = timedelta(microseconds=1)
-_VERSION = "1"
+from core.api.cursors import cursor_decode, cursor_encode, cursor_instant
+from core.time import epoch_microseconds
 
-
-class CursorInvalid(ValueError):
-    pass
+_POSITION = re.compile(r"1\.([0-9]+)\.([0-9a-fA-F]{32})")
 
 
-def cursor_encode(*, updated_date: datetime, project_id: uuid.UUID) -> str:
-    microseconds = (updated_date - _EPOCH) // _MICROSECOND
-    text = f"{_VERSION}.{microseconds}.{project_id.hex}"
-    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+def change_cursor(*, updated_date: datetime, project_id: uuid.UUID) -> str:
+    return cursor_encode(f"1.{epoch_microseconds(updated_date)}.{project_id.hex}")
 
 
-def cursor_decode(cursor: str) -> tuple[datetime, uuid.UUID]:
-    """The position a cursor of cursor_encode names; CursorInvalid for anything else."""
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
-        version, microseconds, project_hex = text.split(".")
-        if version != _VERSION or not microseconds.isdigit() or len(project_hex) != 32:
-            raise CursorInvalid
-        return _EPOCH + int(microseconds) * _MICROSECOND, uuid.UUID(hex=project_hex)
-    except (binascii.Error, UnicodeError, ValueError, OverflowError) as error:
-        raise CursorInvalid from error
+def change_position(cursor: str) -> tuple[datetime, uuid.UUID]:
+    """The (updatedDate, project id) a cursor of change_cursor names; CursorInvalid for anything else."""
+    match = cursor_decode(cursor, pattern=_POSITION)
+    return cursor_instant(match[1]), uuid.UUID(hex=match[2])

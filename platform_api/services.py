@@ -1,7 +1,6 @@
 """Writes of the platform's API: its keys (operators) and the platform's own fields of a project (CONTRACT §13)."""
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -13,12 +12,13 @@ from audit.models import AuditAction
 from audit.services import audit_record
 from core.db.rows import instance_from_row, rows_select, rows_update
 from core.errors import ServiceError
-from core.time import iso_datetime
+from core.time import epoch_microseconds
 from partners.models import User
 from partners.services import new_key
 from platform_api.choices import PLATFORM_KEY_PREFIX, PlatformKeyScope
 from platform_api.models import PlatformKey
 from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
+from projects.errors import ProjectGone
 from projects.models import Project
 from projects.platform_fields import PLATFORM_FIELD_NAMES
 from projects.totals import projects_changed
@@ -70,31 +70,18 @@ def platform_key_revoke(*, platform_key: PlatformKey, revoked_by: User | None) -
 
 # --- the platform's fields of a project ---------------------------------------------------------------------------
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
 
 def project_etag(project: Project) -> str:
     """A strong ETag of the project's state: its updatedDate in microseconds. Every change of a project moves its
     updatedDate to a stamp no change had before (projects/change_log.py), so two states of a project never share
     one."""
-    return f'"{(project.updated_date - _EPOCH) // timedelta(microseconds=1)}"'
+    return f'"{epoch_microseconds(project.updated_date)}"'
 
 
 def etag_matches(*, if_match: str, etag: str) -> bool:
     """RFC 9110 §13.1.1: `*`, or one of the listed entity tags, compared strongly (a weak W/ tag never matches)."""
     tags = [tag.strip() for tag in if_match.split(",")]
     return "*" in tags or etag in tags
-
-
-class ProjectGone(ServiceError):
-    status_code = status.HTTP_410_GONE
-    code = "project_deleted"
-
-    def __init__(self, project: Project) -> None:
-        super().__init__(
-            "The project was deleted by its partner's CRM; it is kept, but cannot be changed.",
-            extensions={"deletedDate": iso_datetime(project.deleted_date)},
-        )
 
 
 class PreconditionFailed(ServiceError):
@@ -140,7 +127,7 @@ def _project_platform_update_locked(
     stamp = change_stamps_reserve(partner_id=project.partner_id, environment=project.environment, count=1)[0]
     project = _project_locked(located=project)
     if project.deleted_date is not None:
-        raise ProjectGone(project)
+        raise ProjectGone.for_platform(project)
     if not etag_matches(if_match=if_match, etag=project_etag(project)):
         raise PreconditionFailed(project_etag(project))
     changed = [attname for attname, value in changes.items() if getattr(project, attname) != value]

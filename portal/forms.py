@@ -3,7 +3,8 @@ from django.contrib.auth import authenticate
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
-from ingest.api.diagnostics.cursors import CursorInvalid, cursor_decode
+from core.api.cursors import CursorInvalid
+from ingest.api.diagnostics.cursors import push_position
 from partners.models import User
 from portal.auth import is_partner_user
 from projects.choices import MappingStatus
@@ -49,7 +50,7 @@ class PushFilterForm(forms.Form):
         if not text:
             return None
         try:
-            return cursor_decode(text)
+            return push_position(text)
         except CursorInvalid:
             raise ValidationError("This page link is broken; start from the newest pushes.") from None
 

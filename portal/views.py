@@ -13,7 +13,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods, require_POST
 
 from core.client_ip import request_client_ip
-from ingest.api.diagnostics.cursors import cursor_encode
+from ingest.api.diagnostics.cursors import push_cursor
 from ingest.diagnostics.selectors import raw_push_get, raw_push_issues_with_origin, raw_pushes_page
 from mappings.selectors import mapping_in_force
 from partners.choices import Environment
@@ -187,7 +187,7 @@ def pushes(request: HttpRequest, environment: str) -> HttpResponse:
         if page.has_more:
             last = page.items[-1]
             query = request.GET.copy()
-            query["after"] = cursor_encode(received_at=last.received_at, push_id=last.pk)
+            query["after"] = push_cursor(received_at=last.received_at, push_id=last.pk)
             next_query = query.urlencode()
     return _page(
         request,

@@ -17,7 +17,7 @@ Why this design: docs/decisions.md, "One change log".
 import functools
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import ParamSpec, TypeVar
 
 from django.conf import settings
@@ -26,23 +26,13 @@ from django.db.models import Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
+from core.time import epoch_microseconds, from_epoch_microseconds
 from projects.errors import ChangesContended
 from projects.models import ChangeStampCounter, Project
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICROSECOND = timedelta(microseconds=1)
 
 # The horizon: xids below it have ended. A reader's own writes (a test's transaction) are its to see.
 _BELOW_HORIZON = RawSQL("(SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint)", [])
 _OWN_XID = RawSQL("(SELECT coalesce(pg_current_xact_id_if_assigned()::text::bigint, -1))", [])
-
-
-def microseconds(instant: datetime) -> int:
-    return (instant - _EPOCH) // _MICROSECOND
-
-
-def instant(microseconds_since_epoch: int) -> datetime:
-    return _EPOCH + timedelta(microseconds=microseconds_since_epoch)
 
 
 @functools.cache
@@ -79,10 +69,10 @@ def change_stamps_reserve(*, count: int = 1, **_scope: object) -> list[datetime]
                 raise
             (first,) = cursor.fetchone()
         else:
-            cursor.execute(_sqlite_advance_sql(), [microseconds(timezone.now()) + count - 1, count])
+            cursor.execute(_sqlite_advance_sql(), [epoch_microseconds(timezone.now()) + count - 1, count])
             (last,) = cursor.fetchone()
             first = last - count + 1
-    return [instant(stamp) for stamp in range(first, first + count)]
+    return [from_epoch_microseconds(stamp) for stamp in range(first, first + count)]
 
 
 def followers_visible(queryset: QuerySet, *, xid_field: str = "change_xid") -> QuerySet:

@@ -6,16 +6,19 @@ from projects.models import Project
 
 
 class ProjectGone(ServiceError):
-    """A deleted project asked for by its id (CONTRACT §12): 410, with when it was deleted."""
+    """A deleted project asked for by its id (CONTRACT §12): 410, with when it was deleted. The partner is told a
+    push restores it; the platform, which cannot push, that it cannot change it (`for_platform`)."""
 
     status_code = status.HTTP_410_GONE
     code = "project_deleted"
+    default_detail = "Your CRM deleted this project. A push of its id restores it."
 
-    def __init__(self, project: Project) -> None:
-        super().__init__(
-            "Your CRM deleted this project. A push of its id restores it.",
-            extensions={"deletedDate": iso_datetime(project.deleted_date)},
-        )
+    def __init__(self, project: Project, detail: str | None = None) -> None:
+        super().__init__(detail, extensions={"deletedDate": iso_datetime(project.deleted_date)})
+
+    @classmethod
+    def for_platform(cls, project: Project) -> "ProjectGone":
+        return cls(project, "The project was deleted by its partner's CRM; it is kept, but cannot be changed.")
 
 
 class ProjectNotFound(ServiceError):

@@ -1,8 +1,7 @@
 """The platform-owned fields of a project (CONTRACT §13): written only through the platform's API
 (platform_api/), never by a push, and pulled by everyone under "platform"."""
 
-from datetime import UTC
-
+from core.time import iso_datetime
 from projects.models import Project
 
 # The milestones' names in JSON, and their columns, in the order a project goes through them.
@@ -36,5 +35,5 @@ def platform_representation(project: Project) -> dict:
             for name, attname in PLATFORM_MILESTONES.items()
         },
         "note": project.platform_note,
-        "updatedDate": updated.astimezone(UTC).isoformat().replace("+00:00", "Z") if updated else None,
+        "updatedDate": iso_datetime(updated) if updated else None,
     }

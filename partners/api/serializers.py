@@ -1,7 +1,6 @@
-from datetime import UTC, datetime
-
 from rest_framework import serializers
 
+from core.time import iso_datetime
 from partners.models import IntegrationCredential
 
 
@@ -58,10 +57,6 @@ class OAuthErrorSerializer(serializers.Serializer):
     error_description = serializers.CharField(required=False)
 
 
-def iso_datetime(value: datetime | None) -> str | None:
-    return None if value is None else value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-
-
 class CredentialSerializer(serializers.Serializer):
     """A client secret as the list shows it: never the secret. `clientId`: the ClientID of the call (context)."""
 
@@ -77,7 +72,7 @@ class CredentialSerializer(serializers.Serializer):
         return iso_datetime(credential.created_at)
 
     def get_lastUsedDate(self, credential: IntegrationCredential) -> str | None:
-        return iso_datetime(credential.last_used_at)
+        return None if credential.last_used_at is None else iso_datetime(credential.last_used_at)
 
 
 class CredentialWithSecretSerializer(CredentialSerializer):

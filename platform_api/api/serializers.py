@@ -4,21 +4,16 @@ from django.conf import settings
 from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
+from core.api.cursors import CursorInvalid
 from core.api.openapi import ProblemSerializer
 from partners.choices import Environment
-from platform_api.cursors import CursorInvalid, cursor_decode
+from platform_api.cursors import change_position
 from projects.api.serializers import DigitsIntegerField, ProjectSerializer
 from projects.choices import PlatformStage
 from projects.platform_fields import NOTE_MAX_LENGTH, PLATFORM_MILESTONES
 
 CHANGES_LIMIT_MAX = 1000
 CHANGES_LIMIT_DEFAULT = 100
-
-
-def unknown_parameter_errors(params: dict, known: tuple[str, ...]) -> dict[str, list[str]]:
-    """A typo must not silently widen what is read: name it and the parameters there are."""
-    valid = ", ".join(known)
-    return {name: [f"Unknown parameter; the valid ones are {valid}."] for name in params if name not in known}
 
 
 class ChangesQuerySerializer(serializers.Serializer):
@@ -28,7 +23,7 @@ class ChangesQuerySerializer(serializers.Serializer):
 
     def validate_after(self, value: str) -> tuple:
         try:
-            return cursor_decode(value)
+            return change_position(value)
         except CursorInvalid:
             raise serializers.ValidationError(
                 "Not a cursor of this feed: pass back a nextCursor exactly as it came, or leave after out to start "

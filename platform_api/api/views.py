@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.openapi import problem_responses
+from core.api.parameters import unknown_parameter_errors
 from core.api.parsers import StrictJSONParser
 from core.api.renderers import PrerenderedJSONRenderer, json_object_with_items
 from core.db.replicas.routing import replica_reads
@@ -25,7 +26,6 @@ from platform_api.api.serializers import (
     PlatformProjectPageSerializer,
     PlatformProjectSerializer,
     ProjectListQuerySerializer,
-    unknown_parameter_errors,
 )
 from platform_api.authentication import PlatformKeyAuthentication, PlatformKeyScopeAllows
 from platform_api.change_items import change_item
@@ -37,7 +37,8 @@ from platform_api.selectors import (
     project_changes,
     project_changes_json,
 )
-from platform_api.services import ProjectGone, project_etag, project_platform_update
+from platform_api.services import project_etag, project_platform_update
+from projects.errors import ProjectGone
 from projects.json_sql import json_sql_available
 from projects.models import Project
 from projects.representation import project_representation
@@ -174,7 +175,7 @@ def _live_project(project_id: str, *, locating_only: bool = False) -> Project:
     if project is None:
         raise NotFound("No project with this id exists.")
     if project.deleted_date is not None:
-        raise ProjectGone(project)
+        raise ProjectGone.for_platform(project)
     return project
 
 

@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 
 from core.api.conditional import conditional_get
 from core.api.openapi import ProblemSerializer, problem_responses
+from core.api.parameters import unknown_parameter_errors
 from core.api.renderers import PrerenderedJSONRenderer, json_object_with_items
 from core.db.replicas.routing import replica_reads
 from core.problems import PROBLEM_CONTENT_TYPE
@@ -68,14 +69,6 @@ LIST_PARAMETERS = [
 LIST_PARAMETER_NAMES = tuple(parameter.name for parameter in LIST_PARAMETERS)
 
 
-def _unknown_parameter_errors(params: dict) -> dict[str, list[str]]:
-    """A typo must not silently return every project (CONTRACT §6): name it and the parameters there are."""
-    valid = ", ".join(LIST_PARAMETER_NAMES)
-    return {
-        name: [f"Unknown parameter; the valid ones are {valid}."] for name in params if name not in LIST_PARAMETER_NAMES
-    }
-
-
 def _excluded_members(params: dict) -> tuple[set[str], dict[str, list[str]]]:
     names = {name.strip() for name in params.get("exclude", "").split(",")} - {""}
     unknown = sorted(names - set(EXCLUDABLE_MEMBERS))
@@ -113,7 +106,7 @@ class ProjectListView(APIView):
             page = follower_page(partner_id=partner_id, environment=environment, params=params, page=follower)
             return Response(json_object_with_items(**page))
         paging = ProjectPageQuerySerializer(data=params, **limits)
-        errors = _unknown_parameter_errors(params)
+        errors = unknown_parameter_errors(params, LIST_PARAMETER_NAMES)
         if not paging.is_valid():
             errors.update(paging.errors)
         excluded, exclude_errors = _excluded_members(params)

@@ -7,7 +7,7 @@ from unittest.mock import ANY
 import pytest
 from django.utils.dateparse import parse_datetime
 
-from ingest.api.diagnostics.cursors import cursor_encode
+from ingest.api.diagnostics.cursors import push_cursor
 from ingest.models import RawPush
 from mappings.services import mapping_document_import
 from tests.conftest import PRODUCTION, SANDBOX, problem, url
@@ -244,8 +244,8 @@ def test_a_cursor_this_list_wrote_is_read_back(sandbox_client, partner):
     push(sandbox_client, '{"id": "A", "data": {}}')
     raw = RawPush.objects.get()
 
-    after_it = sandbox_client.get(LIST, {"after": cursor_encode(received_at=raw.received_at, push_id=raw.pk)})
-    after_later = sandbox_client.get(LIST, {"after": cursor_encode(received_at=raw.received_at, push_id=raw.pk + 1)})
+    after_it = sandbox_client.get(LIST, {"after": push_cursor(received_at=raw.received_at, push_id=raw.pk)})
+    after_later = sandbox_client.get(LIST, {"after": push_cursor(received_at=raw.received_at, push_id=raw.pk + 1)})
 
     assert after_it.json()["items"] == []
     assert [entry["id"] for entry in after_later.json()["items"]] == [raw.pk]

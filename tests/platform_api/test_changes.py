@@ -5,7 +5,7 @@ from http import HTTPStatus
 
 import pytest
 
-from platform_api.cursors import cursor_decode, cursor_encode
+from platform_api.cursors import change_cursor, change_position
 from projects.representation import project_representation
 from tests.conftest import PRODUCTION, SANDBOX
 from tests.platform_api.conftest import platform_url
@@ -49,7 +49,7 @@ def test_one_page_has_every_partners_changes_in_order_with_type_and_body(platfor
     body = changes(platform_client)
 
     created, updated, deleted = feed["created"], feed["updated"], feed["deleted"]
-    cursors = [cursor_encode(updated_date=p.updated_date, project_id=p.id) for p in (created, updated, deleted)]
+    cursors = [change_cursor(updated_date=p.updated_date, project_id=p.id) for p in (created, updated, deleted)]
     assert body == {
         "items": [
             {
@@ -154,10 +154,10 @@ def test_limit_defaults_to_100_and_goes_to_1000(platform_client, partner, make_p
 
 def test_the_cursor_is_opaque_and_url_safe_and_round_trips():
     project_id = __import__("uuid").uuid4()
-    cursor = cursor_encode(updated_date=at(1.000001), project_id=project_id)
+    cursor = change_cursor(updated_date=at(1.000001), project_id=project_id)
 
     assert cursor.isascii() and all(character.isalnum() or character in "-_" for character in cursor)
-    assert cursor_decode(cursor) == (at(1.000001), project_id)
+    assert change_position(cursor) == (at(1.000001), project_id)
 
 
 @pytest.mark.parametrize(
@@ -166,7 +166,7 @@ def test_the_cursor_is_opaque_and_url_safe_and_round_trips():
         pytest.param("nonsense", id="not-base64-of-a-cursor"),
         pytest.param("!!!", id="not-base64"),
         pytest.param("MS4xMjM", id="too-few-parts"),
-        pytest.param(cursor_encode(updated_date=T0, project_id=__import__("uuid").uuid4())[:-3], id="truncated"),
+        pytest.param(change_cursor(updated_date=T0, project_id=__import__("uuid").uuid4())[:-3], id="truncated"),
         pytest.param("Mi4xLjAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDAwMDA", id="other-version"),
         pytest.param("", id="empty"),
     ],

@@ -8,7 +8,9 @@ from http import HTTPStatus
 import pytest
 
 from audit.models import AuditEvent
-from platform_api.services import project_etag
+from platform_api.models import PlatformKey
+from platform_api.services import project_etag, project_platform_update
+from projects.errors import ProjectGone
 from projects.models import Project
 from tests.conftest import PLATFORM_UNSET, SANDBOX, problem, url
 from tests.platform_api.conftest import platform_url
@@ -347,6 +349,19 @@ def test_a_deleted_project_is_410(platform_client, project):
     assert response.status_code == HTTPStatus.GONE
     assert response.json()["deletedDate"] == "2026-03-01T12:00:00Z"
     assert response.json()["code"] == "project_deleted"
+
+
+def test_a_project_deleted_once_located_is_410_as_the_platform_is_told(project, platform_key):
+    Project.objects.filter(pk=project.pk).update(deleted_date=T0)
+
+    with pytest.raises(ProjectGone) as gone:
+        project_platform_update(
+            project=project, if_match="*", changes={"platform_stage": "design"}, platform_key=PlatformKey.objects.get()
+        )
+
+    assert (gone.value.status_code, gone.value.code) == (HTTPStatus.GONE, "project_deleted")
+    assert gone.value.detail == "The project was deleted by its partner's CRM; it is kept, but cannot be changed."
+    assert gone.value.extensions == {"deletedDate": "2026-03-01T12:00:00Z"}
 
 
 def test_an_unknown_project_is_404(platform_client):

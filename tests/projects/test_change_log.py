@@ -10,7 +10,8 @@ import psycopg
 import pytest
 from django.db import connection, transaction
 
-from projects.change_log import change_stamps_reserve, followers_visible, instant, microseconds
+from core.time import epoch_microseconds, from_epoch_microseconds
+from projects.change_log import change_stamps_reserve, followers_visible
 from projects.models import ChangeStampCounter, Project
 from tests.conftest import SANDBOX, url
 
@@ -53,7 +54,7 @@ def change_stamps_reserve_for(*, partner):
 def test_a_clock_that_stepped_back_still_gives_later_stamps():
     ahead = datetime.now(UTC) + timedelta(hours=1)
     if connection.vendor != "postgresql":
-        ChangeStampCounter.objects.update_or_create(id=1, defaults={"last_stamp": microseconds(ahead)})
+        ChangeStampCounter.objects.update_or_create(id=1, defaults={"last_stamp": epoch_microseconds(ahead)})
         (stamp,) = reserve()
         assert stamp == ahead + timedelta(microseconds=1)
         return
@@ -62,7 +63,7 @@ def test_a_clock_that_stepped_back_still_gives_later_stamps():
     with connection.cursor() as cursor:
         cursor.execute("SELECT last_value FROM projects_change_stamp_seq")
         (before,) = cursor.fetchone()
-        cursor.execute("SELECT setval('projects_change_stamp_seq', %s)", [microseconds(ahead)])
+        cursor.execute("SELECT setval('projects_change_stamp_seq', %s)", [epoch_microseconds(ahead)])
     try:
         (stamp,) = reserve()
     finally:
@@ -83,7 +84,7 @@ def test_nothing_is_reserved_outside_a_transaction_or_for_no_change():
 def test_instants_and_microseconds_are_inverse():
     moment = datetime(2026, 11, 24, 19, 30, 0, 123456, tzinfo=UTC)
 
-    assert instant(microseconds(moment)) == moment
+    assert from_epoch_microseconds(epoch_microseconds(moment)) == moment
 
 
 # --- PostgreSQL: the writing xid, the horizon, and writers that do not wait -----------------------------------
@@ -147,10 +148,10 @@ def test_a_follower_is_not_served_a_change_that_a_running_transaction_could_stil
             (slow_stamp,) = cursor.fetchone()
             cursor.execute(
                 "UPDATE projects_project SET name = 'Slow', updated_date = %s WHERE id = %s",
-                [instant(slow_stamp), first["id"]],
+                [from_epoch_microseconds(slow_stamp), first["id"]],
             )
         later = _push(sandbox_client, "CRM-2", name="Two")  # committed, with a later stamp
-        assert later["updatedDate"] > instant(slow_stamp).isoformat().replace("+00:00", "Z")
+        assert later["updatedDate"] > from_epoch_microseconds(slow_stamp).isoformat().replace("+00:00", "Z")
 
         following = sandbox_client.get(url(SANDBOX, "project-list"), {"ordering": "updatedDate"}).json()
         newest_first = sandbox_client.get(url(SANDBOX, "project-list")).json()
@@ -166,7 +167,7 @@ def test_a_follower_is_not_served_a_change_that_a_running_transaction_could_stil
         slow.commit()
         following = _followed_until_complete(sandbox_client, count=2)
         assert [(item["externalId"], item["name"], item["updatedDate"]) for item in following["items"]] == [
-            ("CRM-1", "Slow", instant(slow_stamp).isoformat().replace("+00:00", "Z")),
+            ("CRM-1", "Slow", from_epoch_microseconds(slow_stamp).isoformat().replace("+00:00", "Z")),
             ("CRM-2", None, later["updatedDate"]),  # nothing mapped
         ]
     finally:
@@ -187,7 +188,7 @@ def test_writers_of_one_partner_environment_do_not_wait_for_each_others_commit(s
             (slow_stamp,) = cursor.fetchone()
             cursor.execute(
                 "UPDATE projects_project SET name = 'Slow', updated_date = %s WHERE id = %s",
-                [instant(slow_stamp), first["id"]],
+                [from_epoch_microseconds(slow_stamp), first["id"]],
             )
 
         def push_another() -> None:
@@ -263,7 +264,8 @@ def test_a_change_that_reserved_before_another_but_locks_after_it_never_moves_up
             cursor.execute("SELECT projects_change_stamps_reserve(1)")
             (other_stamp,) = cursor.fetchone()
             cursor.execute(
-                "UPDATE projects_project SET updated_date = %s WHERE id = %s", [instant(other_stamp), first["id"]]
+                "UPDATE projects_project SET updated_date = %s WHERE id = %s",
+                [from_epoch_microseconds(other_stamp), first["id"]],
             )
         other.commit()
         pusher.join(timeout=30)
@@ -272,6 +274,6 @@ def test_a_change_that_reserved_before_another_but_locks_after_it_never_moves_up
 
     (answer,) = answers
     project = Project.objects.get(pk=first["id"])
-    assert project.updated_date > instant(other_stamp)
+    assert project.updated_date > from_epoch_microseconds(other_stamp)
     assert answer["updatedDate"] == project.updated_date.isoformat().replace("+00:00", "Z")
     assert project.source_data == {"name": "Two"}

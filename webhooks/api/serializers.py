@@ -5,10 +5,12 @@ from typing import Any
 from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
+from core.api.cursors import CursorInvalid
+from core.api.parameters import unknown_parameter_errors
 from core.time import iso_datetime
 from projects.api.serializers import DigitsIntegerField, ProjectSerializer, ProjectTombstoneSerializer
 from webhooks.choices import ALL_EVENT_TYPES, WEBHOOK_TEST_EVENT, DeliveryStatus, EventType
-from webhooks.cursors import CursorInvalid, delivery_position, event_position
+from webhooks.cursors import delivery_position, event_position
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 
 DESCRIPTION_MAX = 500
@@ -287,8 +289,7 @@ class _CursorField(serializers.Field):
 
 class _KnownParametersSerializer(serializers.Serializer):
     def to_internal_value(self, data: Any) -> dict:
-        unknown = sorted(set(data) - set(self.fields))
-        errors = {name: [f"Unknown parameter; the valid ones are {', '.join(self.fields)}."] for name in unknown}
+        errors = unknown_parameter_errors(sorted(data), self.fields)
         try:
             value = super().to_internal_value(data)
         except serializers.ValidationError as invalid:

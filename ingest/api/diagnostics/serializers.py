@@ -1,7 +1,8 @@
 from rest_framework import serializers
 
+from core.api.cursors import CursorInvalid
 from core.time import iso_datetime
-from ingest.api.diagnostics.cursors import CursorInvalid, cursor_decode
+from ingest.api.diagnostics.cursors import push_position
 from ingest.models import RawPush
 from projects.api.serializers import DigitsIntegerField, IssueSerializer
 from projects.choices import MappingStatus
@@ -28,7 +29,7 @@ class PushQuerySerializer(serializers.Serializer):
 
     def validate_after(self, value: str):
         try:
-            return cursor_decode(value)
+            return push_position(value)
         except CursorInvalid:
             raise serializers.ValidationError(
                 "Not a cursor of this list; pass back a nextCursor exactly as it came, or leave the parameter out."

@@ -6,8 +6,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.openapi import problem_responses
+from core.api.parameters import unknown_parameter_errors
 from core.db.replicas.routing import replica_reads
-from ingest.api.diagnostics.cursors import cursor_encode
+from ingest.api.diagnostics.cursors import push_cursor
 from ingest.api.diagnostics.serializers import (
     QUERY_PARAMETERS,
     PushDetailSerializer,
@@ -67,10 +68,7 @@ class PushListView(APIView):
         query = PushQuerySerializer(
             data=params, max_limit=settings.PROJECT_PAGE_SIZE_MAX, default_limit=settings.PROJECT_PAGE_SIZE_DEFAULT
         )
-        valid = ", ".join(QUERY_PARAMETERS)
-        errors = {
-            name: [f"Unknown parameter; the valid ones are {valid}."] for name in params if name not in QUERY_PARAMETERS
-        }
+        errors = unknown_parameter_errors(params, QUERY_PARAMETERS)
         if not query.is_valid():
             errors.update(query.errors)
         if errors:
@@ -80,7 +78,7 @@ class PushListView(APIView):
         return Response(
             {
                 "items": PushItemSerializer(page.items, many=True).data,
-                "nextCursor": cursor_encode(received_at=last.received_at, push_id=last.pk) if last else None,
+                "nextCursor": push_cursor(received_at=last.received_at, push_id=last.pk) if last else None,
                 "hasMore": page.has_more,
             }
         )
