@@ -149,11 +149,10 @@ def reprocessor(deadline, out):
                     "shell",
                     "-c",
                     "from partners.models import Partner\n"
-                    "from mappings.reprocessing import reprocess_run_request\n"
-                    "from mappings.tasks import reprocess_partner_projects\n"
+                    "from mappings.services import reprocess_run_request\n"
                     "from django.db import transaction\n"
                     f"with transaction.atomic(): reprocess_run_request(partner=Partner.objects.get(slug={FIRST!r}), "
-                    "environment='sandbox', requested_by=None, enqueue=reprocess_partner_projects.enqueue)",
+                    "environment='sandbox', requested_by=None)",
                 )
         count(stats, f"reprocess v{version} rc={p.returncode}")
         if p.returncode:

@@ -52,7 +52,7 @@ def export_request(
     At most EXPORTS_MAX_ACTIVE exports of one partner environment are queued or running; a request past it is
     refused (a burst of simultaneous requests may pass it by a few: it protects the database, it is not a quota).
     """
-    from exports.tasks import export_run  # the task module imports this one
+    from exports.tasks import export_run  # inside: the task module imports this one (docs/decisions.md)
 
     active = exports_active_count(partner_id=partner_id, environment=environment)
     if active >= settings.EXPORTS_MAX_ACTIVE:

@@ -7,7 +7,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
@@ -19,7 +18,7 @@ from mappings.normalization import FieldRule, NormalizationResult, normalize
 from mappings.project_writes import NORMALIZED_ATTNAMES, project_apply_normalization, projects_write_stamped
 from mappings.selectors import mapping_rules_for_partner
 from partners.choices import Environment
-from partners.models import Partner, User
+from partners.models import Partner
 from projects.canonical import CANONICAL_ATTNAMES
 from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
 from projects.choices import MappingStatus
@@ -175,26 +174,6 @@ def projects_reprocess_from_command(
         failed=summary.failed,
     )
     return summary
-
-
-@transaction.atomic
-def reprocess_run_request(
-    *, partner: Partner, environment: str = "", requested_by: User | None, enqueue: Callable[..., object]
-) -> ReprocessRun:
-    """Record a reprocessing of the partner's projects and queue it once this commits: `enqueue(run_id=...)`, the
-    caller's task (mappings/tasks.py, reprocess_partner_projects.enqueue). Passed in, so that the task module
-    imports this one and not the other way round."""
-    run = ReprocessRun.objects.create(partner=partner, environment=environment, requested_by=requested_by)
-    scope = Environment(environment).label.lower() if environment else "both environments"
-    audit_record(
-        partner=partner,
-        action=AuditAction.REPROCESS_REQUESTED,
-        actor=requested_by,
-        summary=f"Reprocessing of {scope} requested",
-        run=run.pk,
-    )
-    transaction.on_commit(lambda: enqueue(run_id=run.pk))
-    return run
 
 
 def reprocess_run_execute(*, run_id: int) -> ReprocessRun:

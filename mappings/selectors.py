@@ -4,7 +4,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from core.db.rows import rows_select
+from core.db.rows import column_sql, rows_select, table_sql
 from mappings.documents import mapping_document, rules_from_document
 from mappings.evaluation import within_page_allowance
 from mappings.models import MappingPublication, MappingVersion
@@ -14,12 +14,27 @@ from mappings.rules_cache import version_rules
 from mappings.source_usage import source_path_texts
 from partners.choices import Environment
 from partners.models import Partner
+from partners.selectors import PartnerState
 from projects.canonical import CANONICAL_DESCRIPTIONS, CANONICAL_FIELDS, format_canonical
 from projects.models import Project
 
 PUBLISH_PREVIEW_SAMPLE = 200
 PUBLISH_PREVIEW_COUNT_CAP = 10_000
 PUBLISH_PREVIEW_EXAMPLES = 10
+
+
+def _published_version_sql(partner_id_sql: str) -> str:
+    publication = MappingPublication
+    return (
+        f"(SELECT {column_sql(publication, 'version_id', alias='m')} FROM {table_sql(publication, alias='m')} "
+        f"WHERE {column_sql(publication, 'partner_id', alias='m')} = {partner_id_sql} "
+        f"AND {column_sql(publication, 'environment', alias='m')} = %s)"
+    )
+
+
+# The mapping version the caller's environment normalizes with, read by the API request's one look-up of its caller
+# (partners/selectors.py, ApiCaller.mapping_version_id); added to it from MappingsConfig.ready().
+PUBLISHED_VERSION = PartnerState(sql=_published_version_sql, params=lambda environment: (environment,))
 
 
 def mapping_rules_for_partner(*, partner_id: int, environment: str) -> list[FieldRule]:

@@ -1,4 +1,5 @@
-"""Writes of mapping versions: a new version from a document, and publishing a version to an environment."""
+"""Writes of mapping versions (a new version from a document, publishing a version to an environment) and the
+request of a reprocessing run."""
 
 from typing import Any
 
@@ -9,7 +10,7 @@ from django.utils import timezone
 from audit.models import AuditAction
 from audit.services import audit_record
 from mappings.documents import mapping_document, parse_mapping_document
-from mappings.models import MappingPublication, MappingVersion
+from mappings.models import MappingPublication, MappingVersion, ReprocessRun
 from partners.choices import Environment
 from partners.models import Partner, User
 
@@ -115,3 +116,21 @@ def mapping_rows_save(
         newer = list(versions.filter(number__gt=base or 0).order_by("number")) if known else []
         raise MappingBaseStale(base=base, newer=newer, newest=newest)
     return _version_create(partner=partner, last=newest, rules=rules, created_by=created_by, note=note)
+
+
+@transaction.atomic
+def reprocess_run_request(*, partner: Partner, environment: str = "", requested_by: User | None) -> ReprocessRun:
+    """Record a reprocessing of the partner's projects and queue it once this commits (mappings/tasks.py)."""
+    from mappings.tasks import reprocess_partner_projects  # inside, as every service's task (docs/decisions.md)
+
+    run = ReprocessRun.objects.create(partner=partner, environment=environment, requested_by=requested_by)
+    scope = Environment(environment).label.lower() if environment else "both environments"
+    audit_record(
+        partner=partner,
+        action=AuditAction.REPROCESS_REQUESTED,
+        actor=requested_by,
+        summary=f"Reprocessing of {scope} requested",
+        run=run.pk,
+    )
+    transaction.on_commit(lambda: reprocess_partner_projects.enqueue(run_id=run.pk))
+    return run

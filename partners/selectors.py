@@ -3,9 +3,9 @@ through the model fields (core/db/rows.py), not the ORM's compiler."""
 
 import functools
 import hashlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from django.apps import apps
 from django.db import connection
 from django.db.models import QuerySet
 
@@ -59,20 +59,40 @@ class ApiCaller:
         return self.user if isinstance(self.user, IntegrationCredential) else None
 
 
+@dataclass(frozen=True)
+class PartnerState:
+    """One value of the caller's partner that an app above partners keeps: `sql(partner_id_sql)`, a scalar subquery
+    of the partner `partner_id_sql` names; `params(environment)`, its parameters for the request's environment."""
+
+    sql: Callable[[str], str]
+    params: Callable[[str], Sequence[object]]
+
+
+# ApiCaller's values kept by apps above partners, in the order the look-up selects them. Each app adds its subquery
+# from its AppConfig.ready() (mappings/apps.py, webhooks/apps.py): the import runs down, and the look-up stays one
+# statement (docs/decisions.md, "The caller's one query"). An app not installed leaves its value NULL.
+PARTNER_STATE_NAMES = ("mapping_version_id", "has_webhook_endpoints")
+_partner_state: dict[str, PartnerState] = {}
+
+
+def partner_state_register(*, name: str, state: PartnerState) -> None:
+    if name not in PARTNER_STATE_NAMES:
+        raise ValueError(f"No value {name!r} of the caller's partner: one of {', '.join(PARTNER_STATE_NAMES)}.")
+    _partner_state[name] = state
+    _caller_sql.cache_clear()
+    _credential_caller_sql.cache_clear()
+
+
 def _partner_state_sql(partner_id_sql: str) -> str:
-    """The mapping version and the webhook endpoints' existence of the partner `partner_id_sql` names, for the
-    request's environment (two parameters: the environment twice, then True)."""
-    publication = apps.get_model("mappings", "MappingPublication")  # apps that build on partners: not imported here
-    endpoint = apps.get_model("webhooks", "WebhookEndpoint")
-    return (
-        f"(SELECT {column_sql(publication, 'version_id', alias='m')} FROM {table_sql(publication, alias='m')} "
-        f"WHERE {column_sql(publication, 'partner_id', alias='m')} = {partner_id_sql} "
-        f"AND {column_sql(publication, 'environment', alias='m')} = %s), "
-        f"EXISTS (SELECT 1 FROM {table_sql(endpoint, alias='e')} "
-        f"WHERE {column_sql(endpoint, 'partner_id', alias='e')} = {partner_id_sql} "
-        f"AND {column_sql(endpoint, 'environment', alias='e')} = %s "
-        f"AND {column_sql(endpoint, 'is_enabled', alias='e')} = %s) "
-    )
+    """The values of PARTNER_STATE_NAMES of the partner `partner_id_sql` names, for the request's environment (their
+    parameters: _partner_state_params)."""
+    states = [_partner_state.get(name) for name in PARTNER_STATE_NAMES]
+    return ", ".join("NULL" if state is None else state.sql(partner_id_sql) for state in states) + " "
+
+
+def _partner_state_params(environment: str) -> list[object]:
+    states = [_partner_state[name] for name in PARTNER_STATE_NAMES if name in _partner_state]
+    return [param for state in states for param in state.params(environment)]
 
 
 @functools.cache
@@ -132,10 +152,10 @@ def api_caller(*, user_id: int, key: str | None, environment: str) -> ApiCaller 
 
 
 def _caller_row(sql: str, *, key: str | None, environment: str, caller_id: int) -> tuple | None:
-    """The row of api_caller's or credential_caller's statement: both take the environment twice, the clearance
-    flag, the hash of the ClientID sent (None when none was) and the id of the token's user or credential."""
+    """The row of api_caller's or credential_caller's statement: both take the partner state's parameters, the
+    hash of the ClientID sent (None when none was) and the id of the token's user or credential."""
     key = key.strip() if key else ""
-    params = [environment, environment, True, client_id_hash(key) if key else None, caller_id]
+    params = [*_partner_state_params(environment), client_id_hash(key) if key else None, caller_id]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone()

@@ -8,7 +8,6 @@ from audit.models import AuditAction
 from audit.services import audit_record
 from partners.choices import ClearanceAction
 from partners.models import Partner, ProductionClearanceEvent, User
-from partners.tasks import send_clearance_email
 from webhooks.choices import EventType
 from webhooks.services import partner_event_record
 
@@ -62,5 +61,7 @@ def partner_revoke_production_clearance(*, partner: Partner, performed_by: User 
 def _clearance_tell_partner(partner: Partner, event_type: str) -> None:
     """The spec's "the partner is told": a webhook event in this transaction, an e-mail to its users once it
     commits (sent by the background worker)."""
+    from partners.tasks import send_clearance_email  # inside, as every service's task (docs/decisions.md)
+
     partner_event_record(partner=partner, event_type=event_type)
     transaction.on_commit(lambda: send_clearance_email.enqueue(partner_id=partner.pk))

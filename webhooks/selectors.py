@@ -6,13 +6,29 @@ from django.conf import settings
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
-from core.db.rows import rows_select
+from core.db.rows import column_sql, rows_select, table_sql
+from partners.selectors import PartnerState
 from projects.change_log import followers_visible
 from webhooks.choices import WEBHOOK_TEST_EVENT, DeliveryStatus
 from webhooks.cursors import EventPosition
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 
 _SUBSCRIPTION = ("id", "event_types", "paused_until")
+
+
+def _endpoints_enabled_sql(partner_id_sql: str) -> str:
+    endpoint = WebhookEndpoint
+    return (
+        f"EXISTS (SELECT 1 FROM {table_sql(endpoint, alias='e')} "
+        f"WHERE {column_sql(endpoint, 'partner_id', alias='e')} = {partner_id_sql} "
+        f"AND {column_sql(endpoint, 'environment', alias='e')} = %s "
+        f"AND {column_sql(endpoint, 'is_enabled', alias='e')} = %s)"
+    )
+
+
+# Whether the caller's partner environment has an enabled endpoint, read by the API request's one look-up of its
+# caller (partners/selectors.py, ApiCaller.has_webhook_endpoints); added to it from WebhooksConfig.ready().
+ENDPOINTS_ENABLED = PartnerState(sql=_endpoints_enabled_sql, params=lambda environment: (environment, True))
 
 
 def endpoints_subscribed(*, partner_id: int, environment: str, event_type: str | None = None) -> list[dict]:

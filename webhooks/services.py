@@ -11,7 +11,6 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
-from django.utils.module_loading import import_string
 
 from core.db.rows import row_insert, rows_insert
 from core.errors import ServiceError
@@ -28,8 +27,6 @@ from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from webhooks.notify import deliveries_due_notify
 from webhooks.selectors import endpoints_subscribed
 from webhooks.signing import secret_generate
-
-DRAIN_REQUEST_HOOK = "webhooks.tasks.drain_request"  # by name: the task module imports this one
 
 # --- endpoints ----------------------------------------------------------------------------------------------------
 
@@ -354,10 +351,10 @@ def delivery_redeliver(*, delivery: WebhookDelivery) -> None:
 
 def _drain_soon(endpoint_id: int) -> None:
     """Have the endpoint drained once this transaction commits: its NOTIFY wakes the workers' delivery loop, and
-    the hook queues a drain task unless one is queued and not started yet (webhooks/tasks.py)."""
+    a drain task is queued unless one is queued and not started yet (webhooks/tasks.py)."""
+    from webhooks.tasks import drain_request  # inside: the task module imports this one (docs/decisions.md)
+
     deliveries_due_notify(endpoint_ids=[endpoint_id])
     # Soft: a database gone the instant after the commit leaves the deliveries pending, and the workers' sweep
     # (webhooks/delivery/engine.py) finds them; the write they follow stands and is answered as stored.
-    on_commit_soft(
-        functools.partial(import_string(DRAIN_REQUEST_HOOK), endpoint_id=endpoint_id), step="webhook_drain_request"
-    )
+    on_commit_soft(functools.partial(drain_request, endpoint_id=endpoint_id), step="webhook_drain_request")

@@ -1,9 +1,10 @@
 """Task entry points of webhook delivery, and how a drain is asked for once deliveries are committed.
 
-Services ask for drains through `drain_request`, looked up by name in their on-commit hooks (webhooks/services.py);
-the drain itself is delivery/dispatch.py. In a `db_worker` running the delivery loop (delivery/engine.py) a drain
-task only wakes the loop's runner of its endpoint; elsewhere (the tests' and the immediate backend, `db_worker
---batch`) the task drains the endpoint itself and queues its own wake-ups for retries and pauses.
+Services ask for drains through `drain_request`, imported inside the function that queues it (webhooks/services.py:
+the one way a service queues its task, docs/decisions.md); the drain itself is delivery/dispatch.py, which queues
+nothing. In a `db_worker` running the delivery loop (delivery/engine.py) a drain task only wakes the loop's runner
+of its endpoint; elsewhere (the tests' and the immediate backend, `db_worker --batch`) the task drains the endpoint
+itself and queues what the drain's end calls for: the next turn's task, a wake-up for retries and pauses.
 """
 
 import functools
@@ -31,9 +32,11 @@ def deliver_to_endpoint(endpoint_id: int) -> None:
     if engine is not None:
         engine.poke(endpoint_id=endpoint_id)
         return
-    paused_until = endpoint_deliveries_drain(endpoint_id=endpoint_id, turn_seconds=settings.WEBHOOK_DRAIN_SECONDS)
-    if paused_until is not None:
-        _wakeup_schedule(endpoint_id, paused_until)
+    drained = endpoint_deliveries_drain(endpoint_id=endpoint_id, turn_seconds=settings.WEBHOOK_DRAIN_SECONDS)
+    if drained.turn_over:
+        drain_enqueue(endpoint_id=endpoint_id)  # this task's turn is over; the next task goes on
+    if drained.paused_until is not None:
+        _wakeup_schedule(endpoint_id, drained.paused_until)
     else:
         _wakeup_for_pending(endpoint_id)
 
@@ -45,14 +48,6 @@ def drain_enqueue(*, endpoint_id: int, run_after: datetime | None = None) -> Non
             return  # the immediate backend cannot wait; the endpoint's next drain picks the delivery up
         task_ = task_.using(run_after=run_after)
     task_.enqueue(endpoint_id=endpoint_id)
-
-
-def drain_later(*, endpoint_id: int, at: datetime | None = None) -> None:
-    """The dispatcher's hook: another drain now (a task's turn ended) or at `at`."""
-    if at is None:
-        drain_enqueue(endpoint_id=endpoint_id)
-    else:
-        _wakeup_schedule(endpoint_id, at)
 
 
 @functools.cache

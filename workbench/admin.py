@@ -18,8 +18,7 @@ from audit.selectors import audit_events_recent
 from core.admin import ReadOnlyAdminMixin, adopt_saved
 from ingest.selectors import partner_push_stats
 from mappings.models import MappingVersion, ReprocessRun
-from mappings.reprocessing import reprocess_run_request
-from mappings.tasks import reprocess_partner_projects
+from mappings.services import reprocess_run_request
 from partners.choices import Environment
 from partners.models import Partner, ProductionClearanceEvent
 from readiness.drift.selectors import partner_drift_summaries
@@ -120,7 +119,6 @@ class ReprocessRunAdmin(admin.ModelAdmin):
             partner=obj.partner,
             environment=obj.environment,
             requested_by=request.user,
-            enqueue=reprocess_partner_projects.enqueue,
         )
         adopt_saved(obj, run)
         self.message_user(

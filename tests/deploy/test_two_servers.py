@@ -20,8 +20,7 @@ from django.db import connection
 from django_tasks_db.models import DBTaskResult
 
 from mappings.models import ReprocessRun
-from mappings.reprocessing import reprocess_run_request
-from mappings.tasks import reprocess_partner_projects
+from mappings.services import reprocess_run_request
 from tests.conftest import SANDBOX, database_url_of_tests, token_for, url
 from tests.webhooks.conftest import Receiver
 from webhooks.choices import DeliveryStatus
@@ -141,10 +140,7 @@ def call(base: str, path: str, headers: dict, body: dict | None = None) -> tuple
 def test_every_reprocess_run_is_taken_by_exactly_one_of_two_workers(deployment, partner, settings):
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
 
-    runs = [
-        reprocess_run_request(partner=partner, requested_by=None, enqueue=reprocess_partner_projects.enqueue)
-        for _ in range(8)
-    ]
+    runs = [reprocess_run_request(partner=partner, requested_by=None) for _ in range(8)]
 
     def all_finished() -> bool:  # the worker marks its task done after the run's own status
         done = DBTaskResult.objects.filter(task_path="mappings.tasks.reprocess_partner_projects", status="SUCCESSFUL")

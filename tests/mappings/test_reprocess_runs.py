@@ -8,9 +8,8 @@ from django.urls import reverse
 
 from mappings.models import ReprocessRun
 from mappings.normalization import normalize
-from mappings.reprocessing import projects_reprocess, reprocess_run_execute, reprocess_run_request
-from mappings.services import mapping_document_import
-from mappings.tasks import reprocess_partner_projects
+from mappings.reprocessing import projects_reprocess, reprocess_run_execute
+from mappings.services import mapping_document_import, reprocess_run_request
 from projects.models import Project
 
 pytestmark = pytest.mark.django_db
@@ -44,9 +43,7 @@ def test_starting_a_run_in_the_admin_reprocesses_in_the_background(
 
 
 def test_a_queued_run_page_follows_its_progress(admin_client, partner):
-    run = reprocess_run_request(
-        partner=partner, requested_by=None, enqueue=reprocess_partner_projects.enqueue
-    )  # not committed in the test: stays queued
+    run = reprocess_run_request(partner=partner, requested_by=None)  # not committed in the test: stays queued
 
     page = admin_client.get(reverse("admin:mappings_reprocessrun_change", args=[run.pk])).content.decode()
 
@@ -55,7 +52,7 @@ def test_a_queued_run_page_follows_its_progress(admin_client, partner):
 
 
 def test_running_a_finished_run_again_changes_nothing(partner, stored_projects):
-    run = reprocess_run_request(partner=partner, requested_by=None, enqueue=reprocess_partner_projects.enqueue)
+    run = reprocess_run_request(partner=partner, requested_by=None)
     reprocess_run_execute(run_id=run.pk)
     finished = ReprocessRun.objects.get()
 
@@ -69,7 +66,7 @@ def test_a_failing_run_records_its_error(partner, monkeypatch):
         raise RuntimeError("database went away")
 
     monkeypatch.setattr("mappings.reprocessing.projects_reprocess", broken)
-    run = reprocess_run_request(partner=partner, requested_by=None, enqueue=reprocess_partner_projects.enqueue)
+    run = reprocess_run_request(partner=partner, requested_by=None)
 
     with pytest.raises(RuntimeError):
         reprocess_run_execute(run_id=run.pk)
@@ -127,7 +124,7 @@ def test_a_project_whose_normalization_fails_unexpectedly_is_recorded_and_the_ru
         return normalize(data, rules)
 
     monkeypatch.setattr("mappings.reprocessing.normalize", normalize_failing_on_roof_1)
-    run = reprocess_run_request(partner=partner, requested_by=None, enqueue=reprocess_partner_projects.enqueue)
+    run = reprocess_run_request(partner=partner, requested_by=None)
 
     reprocess_run_execute(run_id=run.pk)
 

@@ -8,9 +8,7 @@ from django.conf import settings
 from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
-from mappings.reprocessing import reprocess_run_request
-from mappings.services import mapping_document_import
-from mappings.tasks import reprocess_partner_projects
+from mappings.services import mapping_document_import, reprocess_run_request
 from observability.metrics import webhook_delivery_observed
 from tests.conftest import SANDBOX, url
 
@@ -190,14 +188,10 @@ def test_reprocess_runs_and_the_task_queue_are_read_from_the_database(
     partner, settings, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        reprocess_run_request(
-            partner=partner, requested_by=None, enqueue=reprocess_partner_projects.enqueue
-        )  # run at once by the tests' immediate backend
+        reprocess_run_request(partner=partner, requested_by=None)  # run at once by the tests' immediate backend
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
     with django_capture_on_commit_callbacks(execute=True):
-        reprocess_run_request(
-            partner=partner, requested_by=None, enqueue=reprocess_partner_projects.enqueue
-        )  # waits in the database queue
+        reprocess_run_request(partner=partner, requested_by=None)  # waits in the database queue
 
     samples = scrape()
 

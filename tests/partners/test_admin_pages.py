@@ -8,9 +8,7 @@ from django.urls import reverse
 from audit.models import AuditEvent
 from ingest.models import RawPush
 from mappings.models import MappingVersion, ReprocessRun
-from mappings.reprocessing import reprocess_run_request
-from mappings.services import mapping_document_import
-from mappings.tasks import reprocess_partner_projects
+from mappings.services import mapping_document_import, reprocess_run_request
 from partners.models import ClientId, Partner
 from projects.models import Project
 from tests.conftest import SANDBOX, url
@@ -23,7 +21,7 @@ def console(sandbox_client, partner, user, production_key):
     """One of everything the console shows."""
     mapping_document_import(partner=partner, document={"fields": {"name": {"source": "t", "type": "string"}}})
     sandbox_client.post(url(SANDBOX, "push"), {"id": "C-1", "data": {"t": "Roof"}}, format="json")
-    reprocess_run_request(partner=partner, requested_by=None, enqueue=reprocess_partner_projects.enqueue)
+    reprocess_run_request(partner=partner, requested_by=None)
     return {
         "partner": partner.pk,
         "user": user.pk,

@@ -16,9 +16,7 @@ from django_tasks_db.models import DBTaskResult
 from exports.models import Export
 from exports.services import exports_storage
 from mappings.models import ReprocessRun
-from mappings.reprocessing import reprocess_run_request
-from mappings.services import mapping_document_import
-from mappings.tasks import reprocess_partner_projects
+from mappings.services import mapping_document_import, reprocess_run_request
 from partners.models import Partner
 from partners.services import partner_user_create
 from projects.models import Project
@@ -109,7 +107,7 @@ def test_a_reprocess_run_whose_worker_died_is_finished_by_another(partner, tmp_p
         for number in range(600)
     )
     mapping_document_import(partner=partner, document=MAPPINGS)
-    run = reprocess_run_request(partner=partner, requested_by=None, enqueue=reprocess_partner_projects.enqueue)
+    run = reprocess_run_request(partner=partner, requested_by=None)
     environment = {"WORKER_LEASE_SECONDS": "6"}
 
     killed_mid_task(tmp_path, "mappings.reprocessing:_reprocess_batch", at=2, **environment)  # 250 written

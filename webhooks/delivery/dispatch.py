@@ -6,9 +6,9 @@ them over kept-alive connections with as many requests in flight as the endpoint
 of workers on any number of machines may drain one endpoint at once: each attempt is claimed by one of them.
 
 A failure with no success beside it pauses the endpoint (exponential backoff on failures in a row): a dead endpoint
-costs one request per pause, never one per event. What happens after the pause is the caller's: the workers'
-delivery loop (delivery/engine.py) sweeps for due work every second; a drain run as a task has a wake-up task
-queued through `webhooks.tasks.drain_later`, looked up by name (the task module imports this one).
+costs one request per pause, never one per event. What happens after the pause, or after a task's turn, is the
+caller's (a drain queues no task): the workers' delivery loop (delivery/engine.py) sweeps for due work every second;
+a drain run as a task (webhooks/tasks.py) queues its wake-up or the next turn's task from what the drain returns.
 """
 
 import logging
@@ -23,7 +23,6 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Case, F, TextField, Value, When
 from django.utils import timezone
-from django.utils.module_loading import import_string
 
 from observability.metrics import webhook_delivery_observed
 from webhooks.addresses import Target, UrlRefused, url_target
@@ -38,13 +37,17 @@ from webhooks.signing import request_headers
 
 logger = logging.getLogger("webhooks.delivery")
 
-DRAIN_LATER_HOOK = "webhooks.tasks.drain_later"  # by name: the task module imports this one
 CLAIM_MAX = 100  # deliveries one statement claims at most
 RECORD_EVERY_SECONDS = 0.02  # outcomes wait at most this long to be written together
 
 
-def drain_later(*, endpoint_id: int, at: datetime | None = None) -> None:
-    import_string(DRAIN_LATER_HOOK)(endpoint_id=endpoint_id, at=at)
+@dataclass(frozen=True)
+class Drained:
+    """How a drain ended. `paused_until`: when the endpoint's pause ends, if one stopped the drain. `turn_over`: its
+    `turn_seconds` ran out (not paused, not stopped), so deliveries may be left for another drain to go on with."""
+
+    paused_until: datetime | None = None
+    turn_over: bool = False
 
 
 @dataclass
@@ -199,10 +202,10 @@ def endpoint_deliveries_drain(
     pipeline: EndpointPipeline | None = None,
     stop: threading.Event | None = None,
     turn_seconds: float | None = None,
-) -> datetime | None:
+) -> Drained:
     """Deliver what is due to one endpoint until nothing is, the endpoint fails (it is then paused), `stop` is set,
-    or `turn_seconds` have passed (a task's turn; another task continues). Returns when a pause ends, if one
-    stopped it. Without a `pipeline`, one is made for this drain and closed after it."""
+    or `turn_seconds` have passed (a task's turn; the caller has another one go on). Without a `pipeline`, one is
+    made for this drain and closed after it."""
     own = pipeline is None
     pipeline = pipeline or EndpointPipeline(endpoint_id)
     try:
@@ -275,15 +278,15 @@ class _Pass:
         )
 
 
-def _drain(pipeline: EndpointPipeline, stop: threading.Event, turn_seconds: float | None) -> datetime | None:
+def _drain(pipeline: EndpointPipeline, stop: threading.Event, turn_seconds: float | None) -> Drained:
     endpoint_id = pipeline.endpoint_id
     deadline = None if turn_seconds is None else time.monotonic() + turn_seconds
     deliveries_expire(endpoint_id=endpoint_id)
     sending = _sending(endpoint_id)
     if sending is None:
-        return None
+        return Drained()
     if sending.endpoint.paused_until and sending.endpoint.paused_until > timezone.now():
-        return sending.endpoint.paused_until
+        return Drained(paused_until=sending.endpoint.paused_until)
     drain = _Pass(pipeline, sending)
     for _ in range(pipeline.window.limit):
         pipeline.executor.submit(drain.sender)
@@ -340,6 +343,5 @@ def _drain(pipeline: EndpointPipeline, stop: threading.Event, turn_seconds: floa
             deliveries_release(left)
     if drain.sending.endpoint.paused_until is None:  # a success after the failure that paused it lifted the pause
         paused_until = None
-    if paused_until is None and deadline is not None and time.monotonic() > deadline and not stop.is_set():
-        drain_later(endpoint_id=endpoint_id)  # a task's turn is over; the next task goes on
-    return paused_until
+    turn_over = paused_until is None and deadline is not None and time.monotonic() > deadline and not stop.is_set()
+    return Drained(paused_until=paused_until, turn_over=turn_over)

@@ -11,10 +11,8 @@ from django.utils.html import format_html
 
 from mappings.diff import document_diff
 from mappings.models import MappingVersion
-from mappings.reprocessing import reprocess_run_request
 from mappings.selectors import mapping_publications, mapping_publish_preview, mapping_versions_with_environments
-from mappings.services import mapping_version_publish
-from mappings.tasks import reprocess_partner_projects
+from mappings.services import mapping_version_publish, reprocess_run_request
 from partners.choices import Environment
 from partners.models import Partner
 from workbench.views.mapping import require_permission
@@ -77,7 +75,6 @@ def mapping_publish(
                 partner=partner,
                 environment=environment,
                 requested_by=request.user,
-                enqueue=reprocess_partner_projects.enqueue,
             )
             run_url = reverse("admin:mappings_reprocessrun_change", args=[run.pk])
             messages.info(request, format_html('Its stored projects are <a href="{}">being reprocessed</a>.', run_url))
