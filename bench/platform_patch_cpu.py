@@ -36,7 +36,7 @@ BREAKDOWN = [
     ("platform_api.services", None, "project_event_endpoints", "    webhook endpoints (1 statement)"),
     ("platform_api.services", None, "change_stamps_reserve", "    stamp reserved (BEGIN, 1 statement)"),
     ("platform_api.services", None, "_project_locked", "    row locked and read (1 statement)"),
-    ("platform_api.services", None, "_project_written", "    row written (1 statement)"),
+    ("platform_api.services", None, "project_platform_fields_write", "    row written (1 statement)"),
     ("platform_api.services", None, "project_events_record", "    events (none without endpoints)"),
     ("platform_api.services", None, "audit_record", "    audit (1 statement)"),
     ("django.db.transaction", "Atomic", "__exit__", "    COMMIT"),

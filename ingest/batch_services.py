@@ -89,6 +89,19 @@ def _projects_lock_or_create(*, key: dict, external_ids: list[str]) -> tuple[dic
     return projects, created
 
 
+def _change_note(
+    *, changed_projects: dict[str, Project], changed_fields: dict[str, list[str]], project: Project, names: list[str]
+) -> None:
+    """Note that a record changed its project, and what: a project gets one change however many records change it,
+    and its changedFields are the union of theirs, in the order they first changed."""
+    known = changed_fields.get(project.external_id)
+    if known is None:
+        changed_projects[project.external_id] = project
+        changed_fields[project.external_id] = list(names)
+    else:
+        known.extend(name for name in names if name not in known)
+
+
 @stamped_transaction
 def push_batch_receive(
     *,
@@ -119,6 +132,7 @@ def push_batch_receive(
     received_at = timezone.now()
     results: list[PushResult | DeleteResult | RecordRefused] = []
     changed_projects: dict[str, Project] = {}
+    changed_fields: dict[str, list[str]] = {}  # in changed_projects' order
     deleted_projects: list[Project] = []  # once per delete record that changed its project
     stamped_results: list[PushResult | DeleteResult] = []  # their dates are the project's, once stamped
     raw_pushes = []
@@ -132,7 +146,9 @@ def push_batch_receive(
                 continue
             changed = project_apply_delete(project=project, deleted_at=received_at)
             if changed:
-                changed_projects.setdefault(record.external_id, project)
+                _change_note(
+                    changed_projects=changed_projects, changed_fields=changed_fields, project=project, names=[]
+                )
                 deleted_projects.append(project)
             result = DeleteResult(project=copy.copy(project), changed=changed)
             if record.external_id in changed_projects:
@@ -142,13 +158,14 @@ def push_batch_receive(
         deleted_before = project.deleted_date
         restored = project_apply_restore(project=project)
         try:
-            changed = project_apply_push(project=project, data=record.data, rules=rules) or created or restored
+            names = project_apply_push(project=project, data=record.data, rules=rules)
         except ServiceError as refusal:  # raised before it changes the project's data
             project.deleted_date = deleted_before  # nor does it restore it
             results.append(RecordRefused(status=refusal.status_code, detail=refusal.detail, code=refusal.code))
             continue
+        changed = bool(names) or created or restored
         if changed:
-            changed_projects.setdefault(record.external_id, project)
+            _change_note(changed_projects=changed_projects, changed_fields=changed_fields, project=project, names=names)
         result = PushResult(project=copy.copy(project), created=created, changed=changed, restored=restored)
         if record.external_id in changed_projects:
             stamped_results.append(result)
@@ -180,6 +197,7 @@ def push_batch_receive(
         partner_id=partner_id,
         environment=environment,
         changed=changed,
+        changed_fields=list(changed_fields.values()),
         created=created,
         stamps=stamps,
         has_webhook_endpoints=context is None or context.has_webhook_endpoints,

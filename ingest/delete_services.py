@@ -3,7 +3,8 @@ raw push; the pull shows it as a tombstone. A later push of its id restores it (
 the batch in ingest/batch_services.py), and so can an operator (project_restore, from the admin).
 
 Each is a change: it reserves its updatedDate first in its transaction (projects/change_log.py), writes the
-project, tells the list totals (the live set changed) and writes its event in the same transaction.
+project (projects/services.py), tells the list totals (the live set changed) and writes its event in the same
+transaction.
 """
 
 from dataclasses import dataclass
@@ -15,13 +16,14 @@ from audit.models import AuditAction, AuditEvent
 from audit.services import audit_record
 from ingest.services import PushContext
 from mappings.normalization import normalize
-from mappings.project_writes import NORMALIZED_ATTNAMES, project_apply_normalization
+from mappings.project_normalization import project_apply_normalization
 from mappings.selectors import mapping_rules_for_partner
 from partners.choices import Environment
 from partners.models import ClientId, User
 from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
 from projects.errors import ProjectNotFound
 from projects.models import Project
+from projects.services import project_restore_write, project_tombstone_write
 from projects.totals import projects_changed
 from webhooks.services import project_event_endpoints, project_events_record
 
@@ -64,7 +66,7 @@ def project_delete(
         raise ProjectNotFound()  # no push can have stored such an id (and PostgreSQL refuses NUL in a query)
     partner_id = client_id.partner_id
     deleted_at = timezone.now()
-    (stamp,) = change_stamps_reserve(partner_id=partner_id, environment=environment, count=1)  # before its lock
+    (stamp,) = change_stamps_reserve(count=1)  # before its lock
     project = (
         Project.objects.for_partner(partner_id, environment)
         .filter(external_id=external_id)
@@ -77,12 +79,11 @@ def project_delete(
     if not project_apply_delete(project=project, deleted_at=deleted_at):
         return DeleteResult(project=project, changed=False)
     change_stamps_check(first=stamp, locked=[project])
-    project.updated_date = stamp
-    project.save(update_fields=["deleted_date", "updated_date"])
+    change = project_tombstone_write(project=project, stamp=stamp)
     projects_changed(partner_id=partner_id, environment=environment, created=True)  # the live set changed
     if context is None or context.has_webhook_endpoints:
         endpoints = project_event_endpoints(partner_id=partner_id, environment=environment)
-        project_events_record(endpoints=endpoints, partner_id=partner_id, environment=environment, projects=[project])
+        project_events_record(endpoints=endpoints, partner_id=partner_id, environment=environment, changes=[change])
     credential_id = context.credential_id if context is not None else None
     project_deleted_audit(project=project, user=user, credential_id=credential_id).save()
     return DeleteResult(project=project, changed=True)
@@ -125,19 +126,18 @@ def project_restore(*, project_id: object, restored_by: User | None) -> Project 
     scope = Project.objects.filter(pk=project_id).values("partner_id", "environment").first()  # no lock: not a write
     if scope is None:
         return None
-    (stamp,) = change_stamps_reserve(partner_id=scope["partner_id"], environment=scope["environment"], count=1)
+    (stamp,) = change_stamps_reserve(count=1)
     project = Project.objects.select_for_update().filter(pk=project_id).first()
     if project is None or not project_apply_restore(project=project):
         return None
     change_stamps_check(first=stamp, locked=[project])
     rules = mapping_rules_for_partner(partner_id=project.partner_id, environment=project.environment)
-    project_apply_normalization(project=project, result=normalize(project.source_data, rules))
-    project.updated_date = stamp
-    project.save(update_fields=["deleted_date", "updated_date", *NORMALIZED_ATTNAMES])
+    changed_fields = project_apply_normalization(project=project, result=normalize(project.source_data, rules))
+    change = project_restore_write(project=project, stamp=stamp, changed_fields=changed_fields)
     projects_changed(partner_id=project.partner_id, environment=project.environment, created=True)
     endpoints = project_event_endpoints(partner_id=project.partner_id, environment=project.environment)
     project_events_record(
-        endpoints=endpoints, partner_id=project.partner_id, environment=project.environment, projects=[project]
+        endpoints=endpoints, partner_id=project.partner_id, environment=project.environment, changes=[change]
     )
     audit_record(
         partner=project.partner_id,

@@ -13,17 +13,14 @@ from ingest.limits import source_data_check_size
 from ingest.merge_patch import merge_patch
 from ingest.models import RawPush
 from mappings.normalization import FieldRule, normalize
-from mappings.project_writes import (
-    NORMALIZED_ATTNAMES,
-    project_apply_normalization,
-    project_changed_fields_add,
-    projects_write_stamped,
-)
+from mappings.project_normalization import project_apply_normalization
 from mappings.selectors import mapping_rules_for_partner, mapping_rules_of_version
 from partners.models import ClientId, User
+from projects.canonical import NORMALIZED_ATTNAMES
 from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
 from projects.models import Project
 from projects.platform_fields import PLATFORM_ATTNAMES
+from projects.services import projects_write_stamped
 from projects.totals import projects_changed
 from webhooks.services import project_event_endpoints, project_events_record
 
@@ -102,16 +99,17 @@ def _project_lock_or_create(*, key: dict) -> tuple[Project, bool]:
     return _project_locked(key=key), False
 
 
-def project_apply_push(*, project: Project, data: dict, rules: list[FieldRule]) -> bool:
-    """Merge a push's `data` into the project's source data and normalize it again; True if anything changed."""
+def project_apply_push(*, project: Project, data: dict, rules: list[FieldRule]) -> list[str]:
+    """Merge a push's `data` into the project's source data and normalize it again; the names of what changed
+    (changedFields: the normalized fields, then `data` for the source data), none when nothing did."""
     source_data = merge_patch(project.source_data, data)
     source_data_check_size(source_data=source_data)  # 413: the push's transaction rolls back, nothing is stored
     source_changed = source_data != project.source_data
     project.source_data = source_data
-    fields_changed = project_apply_normalization(project=project, result=normalize(source_data, rules))
+    changed_fields = project_apply_normalization(project=project, result=normalize(source_data, rules))
     if source_changed:
-        project_changed_fields_add(project, ["data"])
-    return source_changed or fields_changed
+        changed_fields.append("data")
+    return changed_fields
 
 
 def pushed_projects_write(
@@ -119,12 +117,14 @@ def pushed_projects_write(
     partner_id: int,
     environment: str,
     changed: list[Project],
+    changed_fields: Sequence[Sequence[str]],
     created: Collection[Project],
     stamps: Sequence[datetime],
     has_webhook_endpoints: bool = True,
 ) -> None:
-    """The last writes of a push or a batch push: the projects it changed (`created` among them), with their
-    stamps, and what follows a change of them. The single push and the batch both end here.
+    """The last writes of a push or a batch push: the projects it changed (`created` among them) with, for each,
+    the names of what changed on it, their stamps, and what follows a change of them. The single push and the batch
+    both end here.
     `has_webhook_endpoints`: False when this request already read that the partner environment has none (the
     push's one look-up of its caller, partners/selectors.py): their look-up is then skipped."""
     if not changed:
@@ -133,11 +133,11 @@ def pushed_projects_write(
     endpoints = []
     if has_webhook_endpoints:
         endpoints = project_event_endpoints(partner_id=partner_id, environment=environment)
-    projects_write_stamped(projects=changed, attnames=_PROJECT_WRITE, stamps=stamps, created=created)
-    projects_changed(partner_id=partner_id, environment=environment, created=bool(created))
-    project_events_record(
-        endpoints=endpoints, partner_id=partner_id, environment=environment, projects=changed, created=created
+    changes = projects_write_stamped(
+        projects=changed, changed_fields=changed_fields, attnames=_PROJECT_WRITE, stamps=stamps, created=created
     )
+    projects_changed(partner_id=partner_id, environment=environment, created=bool(created))
+    project_events_record(endpoints=endpoints, partner_id=partner_id, environment=environment, changes=changes)
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,8 @@ def push_receive(
         change_stamps_check(first=stamps[0], locked=[project])
     restored = project.deleted_date is not None  # a push of a deleted project's id restores it (CONTRACT §12)
     project.deleted_date = None
-    changed = project_apply_push(project=project, data=data, rules=rules) or created or restored
+    changed_fields = project_apply_push(project=project, data=data, rules=rules)
+    changed = bool(changed_fields) or created or restored
     raw_push = raw_push_row(
         client_id=client_id,
         user=user,
@@ -205,6 +206,7 @@ def push_receive(
         partner_id=partner_id,
         environment=environment,
         changed=[project] if changed else [],
+        changed_fields=[changed_fields] if changed else [],
         created=[project] if created else [],
         stamps=stamps,
         has_webhook_endpoints=context is None or context.has_webhook_endpoints,

@@ -15,15 +15,16 @@ from audit.services import audit_record
 from mappings.issue_values import issue
 from mappings.models import ReprocessRun
 from mappings.normalization import FieldRule, NormalizationResult, normalize
-from mappings.project_writes import NORMALIZED_ATTNAMES, project_apply_normalization, projects_write_stamped
+from mappings.project_normalization import project_apply_normalization
 from mappings.selectors import mapping_rules_for_partner
 from partners.choices import Environment
 from partners.models import Partner
-from projects.canonical import CANONICAL_ATTNAMES
+from projects.canonical import CANONICAL_ATTNAMES, NORMALIZED_ATTNAMES
 from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
 from projects.choices import MappingStatus
 from projects.models import Project
 from projects.platform_fields import PLATFORM_ATTNAMES
+from projects.services import projects_write_stamped
 from projects.totals import projects_changed
 from webhooks.services import project_event_endpoints, project_events_record
 
@@ -35,7 +36,7 @@ logger = logging.getLogger(__name__)
 def project_normalization_outdated(*, project: Project, rules: Sequence[FieldRule]) -> bool:
     """Whether `rules` make other fields of the project's source data than it has stored; the project is untouched."""
     result, _ = _normalized_or_failure(project, list(rules))
-    return project_apply_normalization(project=copy.copy(project), result=result)
+    return bool(project_apply_normalization(project=copy.copy(project), result=result))
 
 
 # What a push or a batch reads of the projects it writes. The platform's fields are read, never written: a change
@@ -132,23 +133,27 @@ def _reprocess_batch(
     change_stamps_check(first=stamps[0], locked=batch)
     unused_stamps = iter(stamps)
     updated: dict[str, list[Project]] = {}
+    changed_fields: dict[str, list[list[str]]] = {}  # of each project in `updated`, in its order
     failures = []
     for project in batch:
         result, failure = _normalized_or_failure(project, rules[project.environment])
         if failure:
             failures.append(project.external_id)
-        if project_apply_normalization(project=project, result=result):
+        names = project_apply_normalization(project=project, result=result)
+        if names:
             updated.setdefault(project.environment, []).append(project)
+            changed_fields.setdefault(project.environment, []).append(names)
     for environment_updated, projects_updated in sorted(updated.items()):
         endpoints = project_event_endpoints(partner_id=partner_id, environment=environment_updated)
-        projects_write_stamped(
+        changes = projects_write_stamped(
             projects=projects_updated,
+            changed_fields=changed_fields[environment_updated],
             attnames=NORMALIZED_ATTNAMES,
             stamps=[next(unused_stamps) for _ in projects_updated],
         )
         projects_changed(partner_id=partner_id, environment=environment_updated, created=False)
         project_events_record(
-            endpoints=endpoints, partner_id=partner_id, environment=environment_updated, projects=projects_updated
+            endpoints=endpoints, partner_id=partner_id, environment=environment_updated, changes=changes
         )
     failed.extend(failures)  # once the batch is written: an attempt started again does not count them twice
     return batch, updated

@@ -10,7 +10,7 @@ from rest_framework import status
 
 from audit.models import AuditAction
 from audit.services import audit_record
-from core.db.rows import instance_from_row, rows_select, rows_update
+from core.db.rows import instance_from_row, rows_select
 from core.errors import ServiceError
 from core.time import epoch_microseconds
 from partners.models import User
@@ -20,7 +20,7 @@ from platform_api.models import PlatformKey
 from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
 from projects.errors import ProjectGone
 from projects.models import Project
-from projects.platform_fields import PLATFORM_FIELD_NAMES
+from projects.services import project_platform_fields_write
 from projects.totals import projects_changed
 from webhooks.services import project_event_endpoints, project_events_record
 
@@ -124,7 +124,7 @@ def project_platform_update(
 def _project_platform_update_locked(
     *, project: Project, if_match: str, changes: dict[str, Any], platform_key: PlatformKey, endpoints: list[dict]
 ) -> PlatformUpdate:
-    stamp = change_stamps_reserve(partner_id=project.partner_id, environment=project.environment, count=1)[0]
+    stamp = change_stamps_reserve(count=1)[0]
     project = _project_locked(located=project)
     if project.deleted_date is not None:
         raise ProjectGone.for_platform(project)
@@ -134,14 +134,12 @@ def _project_platform_update_locked(
     if not changed:
         return PlatformUpdate(project=project, changed_fields=[])
     change_stamps_check(first=stamp, locked=[project])
-    changed_fields = [PLATFORM_FIELD_NAMES[attname] for attname in PLATFORM_FIELD_NAMES if attname in changed]
-    for attname in changed:
-        setattr(project, attname, changes[attname])
-    project.updated_date = project.platform_updated_date = stamp
-    _project_written(project=project, attnames=[*changed, "updated_date", "platform_updated_date"])
-    project.changed_fields = changed_fields
+    change = project_platform_fields_write(
+        project=project, changes={attname: changes[attname] for attname in changed}, stamp=stamp
+    )
+    changed_fields = list(change.changed_fields)
     project_events_record(
-        endpoints=endpoints, partner_id=project.partner_id, environment=project.environment, projects=[project]
+        endpoints=endpoints, partner_id=project.partner_id, environment=project.environment, changes=[change]
     )
     projects_changed(partner_id=project.partner_id, environment=project.environment, created=False)
     audit_record(
@@ -170,7 +168,3 @@ def _project_locked(*, located: Project) -> Project:
     project = instance_from_row(Project, rows[0])
     project.partner = located.partner
     return project
-
-
-def _project_written(*, project: Project, attnames: list[str]) -> None:
-    rows_update(Project, instances=[project], attnames=attnames)

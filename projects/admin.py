@@ -1,19 +1,17 @@
+"""The project page's own part: the project as stored, its source data beside what the mappings made of it. The page
+is registered by ingest/admin.py, which adds what belongs to pushes: the pushes that built the project, the search
+by a CRM's id through their index, and the restore of a deleted project."""
+
 import json
-from functools import partial
 
 from django.contrib import admin
 from django.db.models import QuerySet
-from django.db.models.functions import Length, Substr
-from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
-from django.urls import path
 from django.utils.formats import date_format
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from core.admin import ExternalIdSearchMixin, ReadOnlyAdminMixin
-from ingest.models import RawPush
-from projects.admin_views import project_restore_view
 from projects.canonical import CANONICAL_FIELDS, format_canonical
 from projects.models import Project
 
@@ -24,11 +22,9 @@ def _canonical_values(project: Project):
         yield field, format_canonical(getattr(project, field.attname))
 
 
-# A project holds up to PROJECT_MAX_SOURCE_BYTES of source data and any number of pushes of up to a MiB each: the
-# page shows excerpts, so it stays readable and light whatever the partner sent.
+# A project holds up to PROJECT_MAX_SOURCE_BYTES of source data (and its pushes up to a MiB each, ingest/admin.py):
+# the page shows excerpts, so it stays readable and light whatever the partner sent.
 SOURCE_DATA_SHOWN_CHARACTERS = 100_000
-PUSHES_SHOWN = 20
-PUSH_BODY_SHOWN_CHARACTERS = 2_000
 
 
 def excerpt(text: str, *, shown: int, length: int | None = None) -> tuple[str, str]:
@@ -42,40 +38,6 @@ def excerpt(text: str, *, shown: int, length: int | None = None) -> tuple[str, s
 def _issue_value(value: object) -> str:
     text, note = excerpt(json.dumps(value), shown=1_000)
     return f"{text} …" if note else text
-
-
-class LatestPushesFormSet(BaseInlineFormSet):
-    def get_queryset(self) -> QuerySet[RawPush]:
-        if not hasattr(self, "_latest"):
-            self._latest = super().get_queryset()[:PUSHES_SHOWN]
-        return self._latest
-
-
-class RawPushInline(ReadOnlyAdminMixin, admin.TabularInline):
-    """The latest pushes that built the project, newest first, their bodies cut to an excerpt."""
-
-    model = RawPush
-    formset = LatestPushesFormSet
-    extra = 0
-    fields = ("received_at", "user", "client_id", "created_project", "changed_project", "body_excerpt")
-    readonly_fields = fields
-    ordering = ("-received_at", "-id")
-    verbose_name = "push that built this project"
-    verbose_name_plural = f"latest pushes that built this project ({PUSHES_SHOWN} at most; all are under Raw pushes)"
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[RawPush]:
-        return (
-            super()
-            .get_queryset(request)
-            .select_related("user", "client_id__partner")  # the columns show both; one query, not three a row
-            .defer("body", "data")
-            .annotate(body_start=Substr("body", 1, PUSH_BODY_SHOWN_CHARACTERS), body_length=Length("body"))
-        )
-
-    @admin.display(description="body")
-    def body_excerpt(self, push: RawPush) -> str:
-        text, note = excerpt(push.body_start, shown=PUSH_BODY_SHOWN_CHARACTERS, length=push.body_length)
-        return format_html("{}<br><em>{}</em>", text, note) if note else text
 
 
 class DeletedFilter(admin.SimpleListFilter):
@@ -95,10 +57,9 @@ class DeletedFilter(admin.SimpleListFilter):
         return queryset
 
 
-@admin.register(Project)
 class ProjectAdmin(ExternalIdSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
-    """Projects are built by pushes and mappings; operators read them here and reprocess to change them, and
-    restore one the partner's CRM deleted (the button on its page)."""
+    """Projects are built by pushes and mappings; operators read them here and reprocess to change them. Registered
+    with its pushes and the restore by ingest/admin.py (ProjectWithPushesAdmin)."""
 
     change_form_template = "admin/projects/project/change_form.html"
     fields = (
@@ -115,13 +76,6 @@ class ProjectAdmin(ExternalIdSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[Project]:
         # A list page of large projects would read megabytes it does not show; the change page reads them on use.
         return super().get_queryset(request).defer("source_data", "issues")
-
-    def filter_by_external_id(self, queryset: QuerySet[Project], external_id: str) -> QuerySet[Project]:
-        """Through the raw pushes' index (every project was made by a push), so the projects table needs no index
-        of its own for it: every push updates its project and all its indexes."""
-        return queryset.filter(pk__in=RawPush.objects.filter(external_id=external_id).values("project_id"))
-
-    inlines = [RawPushInline]
 
     @admin.display(description="Source data, normalized fields and issues")
     def side_by_side(self, project: Project) -> str:
@@ -165,15 +119,3 @@ class ProjectAdmin(ExternalIdSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
             return project.external_id
         deleted = date_format(project.deleted_date, "Y-m-d H:i")
         return format_html('{}<br><strong class="deleted">deleted {}</strong>', project.external_id, deleted)
-
-    def has_restore_permission(self, request: HttpRequest) -> bool:
-        """Restoring is a change; the admin's own change permission is off (projects are read-only here)."""
-        return request.user.has_perm("projects.change_project")
-
-    def get_urls(self) -> list:
-        restore = self.admin_site.admin_view(partial(project_restore_view, model_admin=self))
-        return [path("<path:object_id>/restore/", restore, name="projects_project_restore"), *super().get_urls()]
-
-    def change_view(self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: dict | None = None):
-        extra_context = {**(extra_context or {}), "can_restore": self.has_restore_permission(request)}
-        return super().change_view(request, object_id, form_url, extra_context)

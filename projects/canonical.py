@@ -72,6 +72,8 @@ CANONICAL_DESCRIPTIONS: dict[str, str] = {
     "notes": "Free text about the project.",
 }
 CANONICAL_ATTNAMES = tuple(field.attname for field in CANONICAL_FIELDS)
+# The columns a normalization of the project's source data sets (mappings/project_normalization.py).
+NORMALIZED_ATTNAMES = (*CANONICAL_ATTNAMES, "mapping_status", "issues")
 
 # Decimal columns: digits before and after the point. Values are rounded to DECIMAL_PLACES.
 DECIMAL_MAX_DIGITS = 20

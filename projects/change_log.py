@@ -45,11 +45,10 @@ def _sqlite_advance_sql() -> str:
     )
 
 
-def change_stamps_reserve(*, count: int = 1, **_scope: object) -> list[datetime]:
+def change_stamps_reserve(*, count: int = 1) -> list[datetime]:
     """`count` consecutive updatedDates, 1 µs apart, later than any handed out before, for the changes this
-    transaction will write. Call it before the transaction's first write; stamps left unused are simply skipped.
-    (Keyword arguments naming a partner environment are accepted and ignored: the order is one for all.)
-    """
+    transaction will write, whatever partner environment they are of: the order is one for all. Call it before the
+    transaction's first write; stamps left unused are simply skipped."""
     if not connection.in_atomic_block:
         raise RuntimeError("Stamps must be reserved in the transaction that writes them.")
     if count < 1:

@@ -42,7 +42,7 @@ TOTAL_TIMEOUT_SECONDS = 600
 VERSION_TIMEOUT_SECONDS = 60
 PAGING_PARAMETERS = frozenset({"page", "limit", "exclude"})  # parameters that do not change the total
 # Filters on what a change of a project can move (its updatedDate, its mapping status): their totals depend on the
-# "updated" data version too. Every write that changes a mapping status moves updatedDate (mappings/project_writes.py).
+# "updated" data version too. Every write that changes a mapping status moves updatedDate (projects/services.py).
 CHANGED_BY_UPDATES = frozenset({"updatedDate", "mappingStatus"})
 
 

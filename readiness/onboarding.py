@@ -5,12 +5,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from mappings.evaluation import within_page_allowance
-from mappings.project_writes import NORMALIZED_ATTNAMES
 from mappings.reprocessing import project_normalization_outdated
 from mappings.selectors import mapping_publications, mapping_rules_of_version
 from partners.choices import Environment
 from partners.models import Partner
-from projects.canonical import CANONICAL_FIELDS, CANONICAL_FIELDS_BY_NAME
+from projects.canonical import CANONICAL_FIELDS, CANONICAL_FIELDS_BY_NAME, NORMALIZED_ATTNAMES
 from projects.choices import MappingStatus
 from projects.models import Project
 from readiness.drift.selectors import EnvironmentDrift

@@ -3,7 +3,7 @@
 import functools
 import json
 import secrets
-from collections.abc import Collection
+from collections.abc import Sequence
 from datetime import timedelta
 from http import HTTPStatus
 
@@ -18,7 +18,7 @@ from core.time import iso_datetime
 from observability.after_commit import on_commit_soft
 from partners.choices import Environment
 from partners.models import Partner, User
-from projects.models import Project
+from projects.changes import ProjectChange, ProjectChangeKind
 from projects.representation import project_pulled_representation
 from webhooks import secret_box
 from webhooks.addresses import UrlRefused, url_target
@@ -221,6 +221,11 @@ def _record(*, partner_id: int, environment: str, event_type: str, endpoints: li
 
 
 _PROJECT_EVENT_TYPES = (EventType.PROJECT_CREATED, EventType.PROJECT_UPDATED, EventType.PROJECT_DELETED)
+_PROJECT_EVENT_TYPE_OF = {
+    ProjectChangeKind.CREATED: EventType.PROJECT_CREATED,
+    ProjectChangeKind.UPDATED: EventType.PROJECT_UPDATED,
+    ProjectChangeKind.DELETED: EventType.PROJECT_DELETED,
+}
 
 
 def project_event_endpoints(*, partner_id: int, environment: str) -> list[dict]:
@@ -230,42 +235,30 @@ def project_event_endpoints(*, partner_id: int, environment: str) -> list[dict]:
 
 
 def project_events_record(
-    *,
-    endpoints: list[dict],
-    partner_id: int,
-    environment: str,
-    projects: list[Project],
-    created: Collection[Project] = (),
+    *, endpoints: list[dict], partner_id: int, environment: str, changes: Sequence[ProjectChange]
 ) -> None:
-    """`project.deleted` (those deleted: data is the tombstone), `project.created` (those in `created`) and
-    `project.updated` (the others, restored ones too) for projects of one partner environment that were just
-    stamped: `data` is each project as the pull returns it, `timestamp` its updatedDate. A project.updated also has
-    `changedFields`: what its writer listed in `project.changed_fields` (camelCase names, "data" for source data,
-    "platform.stage"...; see ingest/services.py and platform_api/). Nothing at all without endpoints."""
-    if not endpoints or not projects:
+    """`project.created`, `project.updated` (restores too) or `project.deleted` (data is the tombstone) by the kind
+    of each change of one partner environment's projects, as their writer returned them (projects/services.py):
+    `data` is each project as the pull returns it, `timestamp` its updatedDate. A project.updated also has
+    `changedFields`: the change's changed fields (camelCase names, "data" for source data, "platform.stage"...).
+    Nothing at all without endpoints."""
+    if not endpoints or not changes:
         return
-    created_ids = {project.pk for project in created}
     for event_type in _PROJECT_EVENT_TYPES:
         subscribed = [endpoint for endpoint in endpoints if event_type in endpoint["event_types"]]
-        chosen = [project for project in projects if _project_event_type(project, created_ids) == event_type]
+        chosen = [change for change in changes if _PROJECT_EVENT_TYPE_OF[change.kind] == event_type]
         if not subscribed or not chosen:
             continue
         items = []
-        for project in chosen:
-            data = project_pulled_representation(project)
+        for change in chosen:
+            data = project_pulled_representation(change.project)
             extra = None
             if event_type == EventType.PROJECT_UPDATED:
-                extra = {"changedFields": list(getattr(project, "changed_fields", []))}
+                extra = {"changedFields": list(change.changed_fields)}
             items.append((data["updatedDate"], data, extra))
         _record(
             partner_id=partner_id, environment=environment, event_type=event_type, endpoints=subscribed, items=items
         )
-
-
-def _project_event_type(project: Project, created_ids: set) -> str:
-    if project.deleted_date is not None:  # whatever else the change did (a batch may create and delete)
-        return EventType.PROJECT_DELETED
-    return EventType.PROJECT_CREATED if project.pk in created_ids else EventType.PROJECT_UPDATED
 
 
 def partner_event_record(*, partner: Partner, event_type: str) -> None:

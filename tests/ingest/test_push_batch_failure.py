@@ -6,7 +6,7 @@ import pytest
 from django.db import OperationalError
 
 from ingest.models import RawPush
-from mappings import project_writes
+from projects import services as project_services
 from projects.models import Project
 from tests.conftest import SANDBOX, problem, url
 
@@ -19,7 +19,7 @@ def test_a_database_error_after_the_raw_pushes_are_written_stores_nothing_and_is
     def failing_update(*args, **kwargs):
         raise OperationalError("server closed the connection unexpectedly")
 
-    monkeypatch.setattr(project_writes, "rows_update", failing_update)
+    monkeypatch.setattr(project_services, "rows_update", failing_update)
     records = [{"id": f"E-{number}", "data": {"a": number + 1}} for number in range(3)]
 
     response = sandbox_client.post(url(SANDBOX, "push-batch"), {"records": records}, format="json")

@@ -46,8 +46,9 @@ def test_each_reservation_is_later_than_the_last_whatever_the_partner_it_is_for(
 
 
 def change_stamps_reserve_for(*, partner):
+    """A reservation for a change of the partner's projects: the same call as for any other partner's."""
     with transaction.atomic():
-        return change_stamps_reserve(partner_id=partner.pk, environment=SANDBOX, count=1)
+        return change_stamps_reserve(count=1)
 
 
 @pytest.mark.django_db

@@ -324,6 +324,48 @@ def test_update_writes_the_named_columns_only(project):
     }
 
 
+# The writes of projects/services.py, each given values of every type its columns hold (None among them).
+_TOMBSTONE = {"deleted_date": datetime.datetime(2026, 3, 12, 7, 0, 0, 1, tzinfo=datetime.UTC)}
+_RESTORE = {
+    "deleted_date": None,
+    "name": "Lee Residence ü",
+    "customer_email": None,
+    "system_size_kw": Decimal("12.000001"),
+    "module_count": 0,
+    "contract_signed_date": datetime.date(2026, 1, 31),
+    "install_date": None,
+    "notes": "",
+    "mapping_status": "mapped",
+    "issues": [{"field": "x", "value": None, "reason": "ß"}],
+}
+_PLATFORM = {
+    "platform_stage": "permitting",
+    "platform_permit_submitted_date": datetime.date(2026, 4, 2),
+    "platform_pto_date": None,
+    "platform_note": "line\nbreak",
+    "platform_updated_date": datetime.datetime(2026, 3, 12, 7, 0, 0, 2, tzinfo=datetime.UTC),
+}
+
+
+@pytest.mark.parametrize("values", [_TOMBSTONE, _RESTORE, _PLATFORM], ids=["tombstone", "restore", "platform"])
+def test_update_writes_what_the_orms_save_of_those_fields_writes(project, partner, values):
+    twin = Project.objects.get(pk=project.pk)
+    twin.pk, twin.external_id = uuid.uuid4(), "HS-2"
+    twin.save(force_insert=True)
+    stamp = datetime.datetime(2026, 3, 13, 0, 0, 0, 999999, tzinfo=datetime.UTC)
+    attnames = [*values, "updated_date"]
+    for instance in (project, twin):
+        for attname, value in {**values, "updated_date": stamp}.items():
+            setattr(instance, attname, value)
+
+    project.save(update_fields=attnames)
+    rows_update(Project, instances=[twin], attnames=attnames)
+
+    compared = [attname for attname in PROJECT_COLUMNS if attname not in ("id", "external_id", "change_xid")]
+    assert orm_values(twin, compared) == orm_values(project, compared)
+    assert orm_values(twin, attnames) == {**values, "updated_date": stamp}
+
+
 def test_a_hand_written_read_converts_columns_as_rows_select_does(project):
     attnames = ["submitted_date", "system_size_kw", "issues", "source_data"]
     columns = ", ".join(column_sql(Project, attname, alias="p") for attname in attnames)
