@@ -55,7 +55,7 @@ BREAKDOWN = [
     ("ingest.api.serializers", "PushSerializer", "is_valid", "  body validated (serializer)"),
     ("ingest.api.views", None, "client_id_records_take", "  record budget (cache)"),
     ("ingest.api.views", None, "push_receive", "  push_receive (transaction)"),
-    ("ingest.services", None, "_project_lock_or_create", "    lock the project (1 statement)"),
+    ("ingest.services", None, "project_lock_or_create", "    lock the project (1 statement)"),
     ("ingest.services", None, "project_apply_push", "    merge patch and normalization"),
     ("ingest.services", None, "row_insert", "    raw push INSERT (1 statement)"),
     ("ingest.services", None, "pushed_projects_write", "    stamp and write the project (1 statement)"),

@@ -5,13 +5,12 @@ the same raw push, the same change stamping and bookkeeping); only the statement
 """
 
 import copy
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.utils import timezone
 
-from core.db.rows import instance_from_row, rows_insert, rows_insert_or_lock, rows_select_in
+from core.db.rows import rows_insert
 from core.errors import ServiceError
 from ingest.delete_services import (
     DeleteResult,
@@ -21,7 +20,6 @@ from ingest.delete_services import (
 )
 from ingest.models import RawPush
 from ingest.services import (
-    PROJECT_STATE,
     PushContext,
     PushResult,
     project_apply_push,
@@ -33,12 +31,8 @@ from partners.models import ClientId, User
 from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
 from projects.errors import ProjectNotFound
 from projects.models import Project
+from projects.services import project_placeholders_remove, projects_lock_or_create
 from projects.totals import projects_changed
-
-_PROJECT_KEY = ("partner_id", "environment", "external_id")
-# A new project's row before the batch writes it: the columns that cannot be NULL (the canonical fields can).
-_PROJECT_PLACEHOLDER_FIELDS = tuple(field for field in Project._meta.concrete_fields if not field.null)
-_PROJECT_STATE = ("external_id", *PROJECT_STATE)  # the single push's read, with the key it is read by
 
 
 @dataclass(frozen=True)
@@ -60,33 +54,6 @@ class BatchRecord:
     data: dict | None
     body: str
     deleted: bool = False
-
-
-def _projects_lock_or_create(*, key: dict, external_ids: list[str]) -> tuple[dict[str, Project], set[str]]:
-    """The projects of these ids, the missing ones created empty, every one locked until the transaction ends.
-
-    One statement inserts the missing rows and locks the existing ones, in external_id order, so concurrent
-    batches that share ids wait for each other instead of deadlocking. New rows are placeholders nobody sees
-    before the batch writes them: their data, fields and dates are written with the stamps, last.
-    """
-    now = timezone.now()
-    placeholder = {field.attname: field.get_default() for field in _PROJECT_PLACEHOLDER_FIELDS}
-    new_rows = [
-        {
-            **placeholder,
-            "id": uuid.uuid4(),
-            **key,
-            "external_id": external_id,
-            "submitted_date": now,
-            "updated_date": now,
-        }
-        for external_id in sorted(external_ids)
-    ]
-    inserted = rows_insert_or_lock(Project, rows=new_rows, unique=_PROJECT_KEY)
-    created = {row["external_id"] for row in inserted}
-    rows = rows_select_in(Project, attnames=_PROJECT_STATE, where=key, within=("external_id", external_ids))
-    projects = {row["external_id"]: instance_from_row(Project, {**key, **row}) for row in rows}
-    return projects, created
 
 
 def _change_note(
@@ -126,7 +93,7 @@ def push_batch_receive(
     partner_id = client_id.partner_id
     rules = push_rules(partner_id=partner_id, environment=environment, context=context)
     key = {"partner_id": partner_id, "environment": environment}
-    projects, created_ids = _projects_lock_or_create(key=key, external_ids=external_ids)
+    projects, created_ids = projects_lock_or_create(key=key, external_ids=external_ids)
     existing = [project for external_id, project in projects.items() if external_id not in created_ids]
     change_stamps_check(first=stamps[0], locked=existing)
     received_at = timezone.now()
@@ -190,7 +157,7 @@ def push_batch_receive(
     )
     unused = [projects[external_id].pk for external_id in created_ids if external_id not in changed_projects]
     if unused:  # new projects whose every record was refused: their placeholder rows go
-        Project.objects.filter(pk__in=unused).delete()
+        project_placeholders_remove(project_ids=unused)
     changed = list(changed_projects.values())
     created = [project for project in changed if project.external_id in created_ids]
     pushed_projects_write(

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from core.db.rows import instance_from_row, row_insert, rows_select
+from core.db.rows import row_insert
 from ingest.limits import source_data_check_size
 from ingest.merge_patch import merge_patch
 from ingest.models import RawPush
@@ -19,8 +19,7 @@ from partners.models import ClientId, User
 from projects.canonical import NORMALIZED_ATTNAMES
 from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
 from projects.models import Project
-from projects.platform_fields import PLATFORM_ATTNAMES
-from projects.services import projects_write_stamped
+from projects.services import project_lock_or_create, projects_write_stamped
 from projects.totals import projects_changed
 from webhooks.services import project_event_endpoints, project_events_record
 
@@ -64,39 +63,7 @@ def raw_push_row(
     }
 
 
-PROJECT_STATE = (
-    "id",
-    "submitted_date",
-    "updated_date",
-    "deleted_date",
-    "source_data",
-    *NORMALIZED_ATTNAMES,
-    *PLATFORM_ATTNAMES,
-)
 _PROJECT_WRITE = ("submitted_date", "deleted_date", "source_data", *NORMALIZED_ATTNAMES)  # and updated_date, stamped
-
-
-def _project_locked(*, key: dict) -> Project | None:
-    """The project with this (partner_id, environment, external_id), locked until the transaction ends."""
-    rows = rows_select(Project, attnames=PROJECT_STATE, where=key, for_update=True)
-    return instance_from_row(Project, {**key, **rows[0]}) if rows else None
-
-
-def _project_lock_or_create(*, key: dict) -> tuple[Project, bool]:
-    """The existing project, or a new empty one, locked until the transaction ends. Safe under concurrent pushes.
-
-    Two first pushes of one id may race: the loser's INSERT finds the winner's row (waiting for its transaction
-    to end first) and inserts nothing, and the loser then locks that row and applies its push as an update.
-    The new row's dates are placeholders, nobody sees them: the push stamps the row before it commits.
-    """
-    project = _project_locked(key=key)
-    if project is not None:
-        return project, False
-    project = Project(**key, submitted_date=timezone.now(), updated_date=timezone.now())
-    values = {field.attname: getattr(project, field.attname) for field in Project._meta.concrete_fields}
-    if row_insert(Project, values=values, ignore_conflicts=True):
-        return project, True
-    return _project_locked(key=key), False
 
 
 def project_apply_push(*, project: Project, data: dict, rules: list[FieldRule]) -> list[str]:
@@ -182,7 +149,7 @@ def push_receive(
     partner_id = client_id.partner_id
     rules = push_rules(partner_id=partner_id, environment=environment, context=context)
     key = {"partner_id": partner_id, "environment": environment, "external_id": external_id}
-    project, created = _project_lock_or_create(key=key)
+    project, created = project_lock_or_create(key=key)
     if not created:
         change_stamps_check(first=stamps[0], locked=[project])
     restored = project.deleted_date is not None  # a push of a deleted project's id restores it (CONTRACT §12)

@@ -1,24 +1,100 @@
-"""Every write of a project row: the changed projects of a push, a batch or a reprocessing, the platform's fields,
-a delete's tombstone, an operator's restore. Each returns what it changed (projects/changes.py), which the caller
-hands on to the change events (webhooks/services.py) and the audit.
+"""Every write of a project row: a push's or a batch's new row (locked with the existing ones), the changed projects
+of a push, a batch or a reprocessing, the platform's fields, a delete's tombstone, an operator's restore. Each write
+of a change returns what it changed (projects/changes.py), which the caller hands on to the change events
+(webhooks/services.py) and the audit.
 
 The callers decide what changes and set it on the instance: the merge patch and the normalization (ingest/,
 mappings/), the PATCH's rules (platform_api/), deletes and restores (ingest/delete_services.py). These write the
 row with the updatedDate the caller's transaction reserved before its first write (projects/change_log.py).
 
-One way to write the row for all of them: core/db/rows.py's UPDATE by primary key, its statement built once, which
-the push's hot path needs (tests/core/db/test_rows.py holds it equal to the ORM's save).
+One way to write the row for all of them: core/db/rows.py's statements (INSERT, and UPDATE by primary key), built
+once, which the push's hot path needs (tests/core/db/test_rows.py holds them equal to the ORM's). Only the removal
+of a batch's unused new rows, off the hot path and seen by no one, is the ORM's delete.
 """
 
+import uuid
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from core.db.rows import rows_update
+from django.utils import timezone
+
+from core.db.rows import instance_from_row, row_insert, rows_insert_or_lock, rows_select, rows_select_in, rows_update
 from projects.canonical import NORMALIZED_ATTNAMES
 from projects.changes import ProjectChange, ProjectChangeKind
 from projects.models import Project
-from projects.platform_fields import PLATFORM_FIELD_NAMES
+from projects.platform_fields import PLATFORM_ATTNAMES, PLATFORM_FIELD_NAMES
+
+# What a push reads of the project it locks: everything it may change or answer with.
+PROJECT_STATE = (
+    "id",
+    "submitted_date",
+    "updated_date",
+    "deleted_date",
+    "source_data",
+    *NORMALIZED_ATTNAMES,
+    *PLATFORM_ATTNAMES,
+)
+_PROJECT_KEY = ("partner_id", "environment", "external_id")
+_PROJECTS_STATE = ("external_id", *PROJECT_STATE)  # a batch's read: the single push's, with the key it is read by
+# A new project's row before the batch writes it: the columns that cannot be NULL (the canonical fields can).
+_PROJECT_PLACEHOLDER_FIELDS = tuple(field for field in Project._meta.concrete_fields if not field.null)
+
+
+def _project_locked(*, key: dict) -> Project | None:
+    """The project with this (partner_id, environment, external_id), locked until the transaction ends."""
+    rows = rows_select(Project, attnames=PROJECT_STATE, where=key, for_update=True)
+    return instance_from_row(Project, {**key, **rows[0]}) if rows else None
+
+
+def project_lock_or_create(*, key: dict) -> tuple[Project, bool]:
+    """The existing project, or a new empty one, locked until the transaction ends. Safe under concurrent pushes.
+
+    Two first pushes of one id may race: the loser's INSERT finds the winner's row (waiting for its transaction
+    to end first) and inserts nothing, and the loser then locks that row and applies its push as an update.
+    The new row's dates are placeholders, nobody sees them: the push stamps the row before it commits.
+    """
+    project = _project_locked(key=key)
+    if project is not None:
+        return project, False
+    project = Project(**key, submitted_date=timezone.now(), updated_date=timezone.now())
+    values = {field.attname: getattr(project, field.attname) for field in Project._meta.concrete_fields}
+    if row_insert(Project, values=values, ignore_conflicts=True):
+        return project, True
+    return _project_locked(key=key), False
+
+
+def projects_lock_or_create(*, key: dict, external_ids: list[str]) -> tuple[dict[str, Project], set[str]]:
+    """The projects of these ids, the missing ones created empty, every one locked until the transaction ends.
+
+    One statement inserts the missing rows and locks the existing ones, in external_id order, so concurrent
+    batches that share ids wait for each other instead of deadlocking. New rows are placeholders nobody sees
+    before the batch writes them: their data, fields and dates are written with the stamps, last.
+    """
+    now = timezone.now()
+    placeholder = {field.attname: field.get_default() for field in _PROJECT_PLACEHOLDER_FIELDS}
+    new_rows = [
+        {
+            **placeholder,
+            "id": uuid.uuid4(),
+            **key,
+            "external_id": external_id,
+            "submitted_date": now,
+            "updated_date": now,
+        }
+        for external_id in sorted(external_ids)
+    ]
+    inserted = rows_insert_or_lock(Project, rows=new_rows, unique=_PROJECT_KEY)
+    created = {row["external_id"] for row in inserted}
+    rows = rows_select_in(Project, attnames=_PROJECTS_STATE, where=key, within=("external_id", external_ids))
+    projects = {row["external_id"]: instance_from_row(Project, {**key, **row}) for row in rows}
+    return projects, created
+
+
+def project_placeholders_remove(*, project_ids: Sequence[Any]) -> None:
+    """Remove rows `projects_lock_or_create` inserted that nothing was written to (a batch's new ids whose every
+    record was refused): no one has seen them, so they leave no change behind."""
+    Project.objects.filter(pk__in=project_ids).delete()
 
 
 def projects_write_stamped(

@@ -8,9 +8,12 @@ import pytest
 from projects.changes import ProjectChange, ProjectChangeKind
 from projects.models import Project
 from projects.services import (
+    project_lock_or_create,
+    project_placeholders_remove,
     project_platform_fields_write,
     project_restore_write,
     project_tombstone_write,
+    projects_lock_or_create,
     projects_write_stamped,
 )
 from tests.conftest import SANDBOX
@@ -163,3 +166,29 @@ def test_a_change_is_a_value(project):
 
     with pytest.raises(AttributeError):
         change.changed_fields = ()  # type: ignore[misc]
+
+
+def test_lock_or_create_inserts_a_new_id_once_and_then_finds_it(partner):
+    key = {"partner_id": partner.pk, "environment": SANDBOX, "external_id": "HS-9"}
+
+    first, created = project_lock_or_create(key=key)
+    again, created_again = project_lock_or_create(key=key)
+
+    assert (created, created_again) == (True, False)
+    assert again.pk == first.pk
+    assert Project.objects.filter(partner=partner, external_id="HS-9").count() == 1
+
+
+def test_a_batch_locks_existing_ids_creates_missing_ones_and_removes_unused_new_rows(partner, project):
+    key = {"partner_id": partner.pk, "environment": SANDBOX}
+
+    projects, created = projects_lock_or_create(key=key, external_ids=["HS-1", "HS-7", "HS-8"])
+
+    assert sorted(projects) == ["HS-1", "HS-7", "HS-8"]
+    assert created == {"HS-7", "HS-8"}
+    assert projects["HS-1"].pk == project.pk
+    assert projects["HS-1"].source_data == {"a": 1}
+
+    project_placeholders_remove(project_ids=[projects["HS-8"].pk])
+
+    assert sorted(Project.objects.filter(partner=partner).values_list("external_id", flat=True)) == ["HS-1", "HS-7"]
