@@ -20,7 +20,7 @@ export WAIT_FOR_SERVER
 export DEBUG ?= 1
 export PUBLIC_BASE_URL ?= http://127.0.0.1:$(PORT)
 
-.PHONY: run test lint check-imports format check-migrations clean chromium screenshots
+.PHONY: run test test-fast lint check-imports format check-migrations clean chromium screenshots
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,11 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed-test chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# A quick run while developing (docs/testing.md): leaves out the tests that start servers or processes or take seconds,
+# the browser tests and those that need PostgreSQL. `make test`, which CI runs, runs them all.
+test-fast: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -m "not slow and not browser and not postgres" $(PYTEST_ARGS)
 
 # The browser test drives Debian's chromium (Playwright's own browser download is not used).
 chromium:

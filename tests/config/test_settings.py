@@ -3,6 +3,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -13,6 +15,7 @@ def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_deploy_check_passes_with_production_like_settings():
     result = manage(
         "check",
@@ -32,6 +35,7 @@ def test_deploy_check_passes_with_production_like_settings():
     assert "System check identified no issues" in result.stdout
 
 
+@pytest.mark.slow
 def test_refuses_to_start_without_a_secret_key_when_debug_is_off():
     result = manage("check", DEBUG="0")
 
@@ -73,6 +77,7 @@ with connection.cursor() as cursor:
 """
 
 
+@pytest.mark.slow
 def test_a_sqlite_transaction_waits_for_another_writer_instead_of_failing(tmp_path):
     clean = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
     result = subprocess.run(

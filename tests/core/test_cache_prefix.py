@@ -30,6 +30,7 @@ def configured_caches(**env: str) -> dict:
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow
 def test_the_key_prefix_defaults_to_the_database_name_and_can_be_set():
     from_database = configured_caches(REDIS_URL=REDIS_URL, DATABASE_URL="postgres://u@db.example:5432/integration_eu")
     from_setting = configured_caches(

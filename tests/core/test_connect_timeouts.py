@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 GIVE_UP_SECONDS = 30  # the child is killed here: without a timeout of its own it would wait for minutes
 

@@ -12,6 +12,8 @@ import pytest
 
 from tests.gunicorn import free_port, gunicorn_serving
 
+pytestmark = pytest.mark.slow
+
 RETRY_AFTER = "2"
 PLAIN_HTTP = {"CSRF_COOKIE_SECURE": "0", "SESSION_COOKIE_SECURE": "0"}  # the browser here speaks HTTP to loopback
 LOGINS = pytest.mark.parametrize(

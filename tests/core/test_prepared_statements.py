@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.django_db
+@pytest.mark.postgres
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's")
 def test_a_statement_run_often_is_prepared_on_its_connection():
     for _ in range(6):  # psycopg prepares a statement at its sixth run by default
@@ -49,6 +50,7 @@ def threshold_with(**env: str) -> str:
     return result.stdout.strip()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("env", "threshold"),
     [({}, "5"), ({"DATABASE_PREPARE_THRESHOLD": "0"}, "0"), ({"DATABASE_PREPARE_THRESHOLD": "-1"}, "None")],
@@ -81,6 +83,7 @@ def statement_prepared_before_a_column_type_change(transactional_db) -> Iterator
             cursor.execute("DROP TABLE IF EXISTS widened")
 
 
+@pytest.mark.postgres
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's")
 def test_a_prepared_statement_survives_a_column_type_change_by_the_next_releases_migration(
     statement_prepared_before_a_column_type_change,
@@ -90,6 +93,7 @@ def test_a_prepared_statement_survives_a_column_type_change_by_the_next_releases
         assert cursor.fetchall() == [(1, "x")]
 
 
+@pytest.mark.postgres
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's")
 def test_a_transaction_that_meets_a_stale_prepared_statement_fails_and_the_next_statement_runs_afresh(
     statement_prepared_before_a_column_type_change,

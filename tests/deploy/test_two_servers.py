@@ -28,7 +28,9 @@ from webhooks.models import WebhookDelivery
 from webhooks.services import webhook_endpoint_create
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
+    pytest.mark.postgres,
     pytest.mark.skipif(connection.vendor != "postgresql", reason="several processes on one database need PostgreSQL"),
 ]
 

@@ -193,6 +193,7 @@ def python_blocks(text: str) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_guides_python_runs_as_written_against_a_live_server(live_server):
     """The standard-library `call` helper, then the push, batch, delete and list snippets that use it, in order."""

@@ -14,7 +14,7 @@ from partners.choices import Environment
 from tests.conftest import token_for
 
 pytest.importorskip("openapi_python_client", reason="the test extras pin openapi-python-client")
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 GENERATOR = Path(sys.executable).with_name("openapi-python-client")
 ROOTS = {"sandbox": "/sandbox/api/v1", "production": "/api/v1", "platform": "/platform/api/v1"}

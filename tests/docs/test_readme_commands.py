@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 COMMAND_LINE = re.compile(r"The same operations are management commands, run as `([^`]+) <command>`")
 

@@ -13,7 +13,7 @@ import pytest
 from tests.conftest import PASSWORD
 from tests.exports.conftest import wait_until_followers_see_every_project
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 spec = importlib.util.spec_from_file_location(
     "sync_client", Path(__file__).resolve().parents[2] / "examples" / "sync_client.py"

@@ -13,6 +13,8 @@ from tests.conftest import SANDBOX, url
 from tests.e2e.test_operator_onboarding import CHROMIUM, browser_page  # noqa: F401 (a fixture)
 
 pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.browser,
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (make test has it)"),
 ]

@@ -14,6 +14,8 @@ from partners.services import partner_create, partner_user_create
 from tests.e2e.test_operator_onboarding import CHROMIUM, CHROMIUM_ARGS, from_db
 
 pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.browser,
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(
         not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (make test installs it)"

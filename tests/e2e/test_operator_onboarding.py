@@ -21,6 +21,8 @@ from projects.models import Project
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.browser,
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(
         not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (make test installs it)"

@@ -17,6 +17,8 @@ from tests.webhooks.conftest import verify_documented
 from webhooks.models import WebhookDelivery
 
 pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.browser,
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(
         not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (make test installs it)"

@@ -18,6 +18,7 @@ from tests.conftest import SANDBOX
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
+    pytest.mark.postgres,
     pytest.mark.skipif(connection.vendor != "postgresql", reason="the snapshot's transaction is PostgreSQL's"),
 ]
 

@@ -20,7 +20,9 @@ from tests.gunicorn import gunicorn_serving
 from tests.proxies import database_url_through, send_through_an_outage
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
+    pytest.mark.postgres,
     pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL behind a proxy"),
 ]
 

@@ -19,7 +19,9 @@ from projects.models import Project
 from tests.conftest import SANDBOX, token_for, url
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
+    pytest.mark.postgres,
     pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks and real concurrency need PostgreSQL"),
 ]
 

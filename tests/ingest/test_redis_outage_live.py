@@ -19,7 +19,9 @@ from tests.gunicorn import gunicorn_serving
 from tests.proxies import CuttableProxy, send_through_an_outage
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
+    pytest.mark.postgres,
     pytest.mark.skipif(connection.vendor != "postgresql", reason="gunicorn serves the test database: PostgreSQL"),
 ]
 

@@ -16,7 +16,7 @@ from mappings.models import MappingPublication, MappingVersion, ReprocessRun
 from partners.models import User
 from readiness.models import SourceKeyDrift
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 BEFORE = [
     ("ingest", "0012_raw_push_outcome"),

@@ -179,6 +179,7 @@ def assert_storable(value, canonical) -> None:
         assert isinstance(value, date)
 
 
+@pytest.mark.slow
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(v=deep_values(), w=json_values, rule_list=st.lists(rules(), min_size=1, max_size=3))
 def test_normalization_of_any_json_raises_nothing_is_bounded_and_storable(v, w, rule_list):
@@ -201,6 +202,7 @@ def _as_json(value) -> str:
     return json.dumps(value)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(v=json_values, w=json_values, source=st.sampled_from(OR_SOURCES), scale=scales)
 def test_a_scale_per_alternative_reads_the_value_or_gives_and_equal_scales_are_one_scale(v, w, source, scale):

@@ -15,7 +15,9 @@ from tests.gunicorn import gunicorn_serving
 from tests.proxies import database_url_through
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
+    pytest.mark.postgres,
     pytest.mark.skipif(connection.vendor != "postgresql", reason="needs PostgreSQL behind a proxy"),
 ]
 

@@ -14,6 +14,8 @@ import redis
 
 from tests.gunicorn import gunicorn_serving, manage
 
+pytestmark = pytest.mark.slow
+
 REDIS_URL = "redis://127.0.0.1:6379/13"
 EMAIL = "dev@sunrise.example"
 PASSWORD = "a-long-partner-password-1"

@@ -170,7 +170,9 @@ def test_concurrent_counts_are_exact(redis_cache, settings):
 CLIENTS = 8
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.postgres
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent requests to a live server need PostgreSQL")
 def test_concurrent_pushes_over_http_are_counted_exactly(redis_cache, live_server, user, sandbox_key, settings):
     settings.CLIENT_ID_RATE_LIMIT_PER_MINUTE = 30

@@ -81,6 +81,7 @@ def production_environment(**env: str) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 def test_manage_check_deploy_says_why_and_fails():
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy"],
@@ -95,6 +96,7 @@ def test_manage_check_deploy_says_why_and_fails():
     assert f"?: (partners.E001) {WHY}\n\tHINT: {HINT}" in result.stderr
 
 
+@pytest.mark.slow
 def test_other_commands_still_run_without_a_shared_cache():
     result = subprocess.run(
         [sys.executable, "manage.py", "check"],
@@ -108,6 +110,7 @@ def test_other_commands_still_run_without_a_shared_cache():
     assert (result.returncode, result.stdout.strip()) == (0, "System check identified no issues (0 silenced).")
 
 
+@pytest.mark.slow
 def test_the_web_server_refuses_to_start_without_a_shared_cache(tmp_path):
     environment = production_environment(DATABASE_URL=f"sqlite:///{tmp_path}/db.sqlite3")
     command = [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{free_port()}"]

@@ -16,12 +16,14 @@ from tests.projects.project_values import project_fields
 
 pytestmark = [
     pytest.mark.django_db,
+    pytest.mark.postgres,
     pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL writes the JSON only there"),
 ]
 
 dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(fields=project_fields())
 def test_postgresql_writes_the_items_python_writes(fields):

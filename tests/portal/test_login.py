@@ -172,6 +172,7 @@ def test_cookies_are_secure_when_secure_settings_are_on(client, user, settings):
     assert client.cookies["csrftoken"]["secure"] is True
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("debug", "secure"), [("0", "True True"), ("1", "False False")])
 def test_session_and_csrf_cookies_are_secure_unless_debug(debug, secure):
     root = Path(__file__).resolve().parents[2]

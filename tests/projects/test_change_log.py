@@ -109,6 +109,7 @@ def _push(client, external_id: str, **data) -> dict:
     return response.json()
 
 
+@pytest.mark.postgres
 @POSTGRESQL_ONLY
 @pytest.mark.django_db
 def test_the_trigger_records_the_writing_transaction_when_updated_date_moves_and_only_then(sandbox_client):
@@ -136,6 +137,7 @@ def _followed_until_complete(client, *, count: int, seconds: float = 60) -> dict
         time.sleep(0.05)
 
 
+@pytest.mark.postgres
 @POSTGRESQL_ONLY
 @pytest.mark.django_db(transaction=True)
 def test_a_follower_is_not_served_a_change_that_a_running_transaction_could_still_sort_before(sandbox_client):
@@ -175,6 +177,7 @@ def test_a_follower_is_not_served_a_change_that_a_running_transaction_could_stil
         slow.close()
 
 
+@pytest.mark.postgres
 @POSTGRESQL_ONLY
 @pytest.mark.django_db(transaction=True)
 def test_writers_of_one_partner_environment_do_not_wait_for_each_others_commit(sandbox_client):
@@ -208,6 +211,7 @@ def test_writers_of_one_partner_environment_do_not_wait_for_each_others_commit(s
         slow.close()
 
 
+@pytest.mark.postgres
 @POSTGRESQL_ONLY
 @pytest.mark.django_db
 def test_a_reader_sees_its_own_transactions_writes():
@@ -239,6 +243,7 @@ def _wait_until_blocked(dsn: str, seconds: float = 10) -> None:
     raise AssertionError("no session came to wait for the row")
 
 
+@pytest.mark.postgres
 @POSTGRESQL_ONLY
 @pytest.mark.django_db(transaction=True)
 def test_a_change_that_reserved_before_another_but_locks_after_it_never_moves_updated_date_back(sandbox_client):

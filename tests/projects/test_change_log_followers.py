@@ -29,7 +29,9 @@ from tests.conftest import SANDBOX, token_for, url
 from tests.platform_api.conftest import platform_url
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
+    pytest.mark.postgres,
     pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent writers and readers need PostgreSQL"),
 ]
 

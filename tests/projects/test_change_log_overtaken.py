@@ -27,7 +27,9 @@ from tests.conftest import SANDBOX, token_for, url
 from tests.platform_api.conftest import platform_url
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
+    pytest.mark.postgres,
     pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks and real concurrency need PostgreSQL"),
 ]
 

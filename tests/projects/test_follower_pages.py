@@ -19,6 +19,7 @@ from tests.conftest import SANDBOX, url
 
 pytestmark = [
     pytest.mark.django_db,
+    pytest.mark.postgres,
     pytest.mark.skipif(connection.vendor != "postgresql", reason="the follower's page is PostgreSQL's"),
 ]
 
@@ -70,6 +71,7 @@ queries_strategy = st.lists(
 )
 
 
+@pytest.mark.slow
 @PROPERTY_SETTINGS
 @given(projects=projects_strategy, queries=queries_strategy, cached_totals=st.booleans())
 def test_a_follower_page_is_the_general_paths_byte_for_byte(

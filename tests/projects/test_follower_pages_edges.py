@@ -15,7 +15,10 @@ from tests.conftest import SANDBOX, url
 from tests.projects.test_deletes import delete, push
 from tests.projects.test_follower_pages import general_path, without_request_id
 
-pytestmark = pytest.mark.skipif(connection.vendor != "postgresql", reason="the follower's page is PostgreSQL's")
+pytestmark = [
+    pytest.mark.postgres,
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="the follower's page is PostgreSQL's"),
+]
 
 START = datetime(2026, 3, 1, tzinfo=UTC)
 W = "gt:2026-03-01T00:00:00Z"
@@ -135,6 +138,7 @@ def run_writes(client, partner, capture) -> None:
         check_every_watermark(client, partner, watermarks)
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 @pytest.mark.parametrize("cached_totals", [False, True], ids=["counted", "cached"])
 def test_totals_after_push_delete_and_restore_in_a_transaction(
@@ -146,6 +150,7 @@ def test_totals_after_push_delete_and_restore_in_a_transaction(
     assert len(FAST_PATH_USES) == 5 * 2 * 6  # every check went the fast path
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("cached_totals", [False, True], ids=["counted", "cached"])
 def test_totals_after_push_delete_and_restore_outside_a_transaction(

@@ -26,7 +26,9 @@ from projects.representation import project_representation
 from tests.conftest import SANDBOX, token_for, url
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
+    pytest.mark.postgres,
     pytest.mark.skipif(connection.vendor != "postgresql", reason="concurrent writers and readers need PostgreSQL"),
 ]
 

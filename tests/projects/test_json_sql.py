@@ -18,6 +18,7 @@ from tests.projects.project_values import json_values, project_fields
 
 pytestmark = [
     pytest.mark.django_db,
+    pytest.mark.postgres,
     pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL writes the JSON only there"),
 ]
 
@@ -34,6 +35,7 @@ def python_body(project: Project, *, exclude_data: bool) -> str:
     return dumps(body)
 
 
+@pytest.mark.slow
 @PROPERTY_SETTINGS
 @given(fields=project_fields(), exclude_data=st.booleans())
 def test_postgresql_writes_what_python_writes(partner, fields, exclude_data):

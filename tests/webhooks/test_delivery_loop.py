@@ -15,6 +15,7 @@ from webhooks.services import partner_event_record, webhook_endpoint_create
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
+    pytest.mark.postgres,
     pytest.mark.skipif(
         connection.vendor != "postgresql", reason="threads writing at once: SQLite's in-memory test database locks"
     ),

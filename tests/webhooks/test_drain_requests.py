@@ -153,6 +153,7 @@ def _run_database_drains() -> None:
         result.task.call(*result.args_kwargs["args"], **result.args_kwargs["kwargs"])
 
 
+@pytest.mark.postgres
 @postgresql
 def test_an_event_another_connection_commits_as_the_drain_finishes_is_delivered(
     partner, sandbox_client, receiver, monkeypatch, tasks_in_database
@@ -185,6 +186,7 @@ def test_an_event_another_connection_commits_as_the_drain_finishes_is_delivered(
     assert sorted(event["data"]["externalId"] for event in receiver.events()) == ["HS-1", "HS-2"]
 
 
+@pytest.mark.postgres
 @postgresql
 def test_events_pushed_by_many_clients_while_workers_drain_are_all_delivered(
     partner, sandbox_client, receiver, tasks_in_database

@@ -15,6 +15,7 @@ from webhooks.services import webhook_endpoint_create
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
+    pytest.mark.postgres,
     pytest.mark.skipif("connection.vendor != 'postgresql'", reason="concurrent writers need PostgreSQL"),
 ]
 

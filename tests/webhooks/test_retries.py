@@ -18,6 +18,7 @@ def record_events(partner, count: int) -> None:
         partner_event_record(partner=partner, event_type="partner.production_cleared")
 
 
+@pytest.mark.slow
 def test_a_failing_receiver_is_retried_with_growing_pauses_until_it_answers_2xx(partner, receiver, settings):
     settings.WEBHOOK_RETRY_BASE_SECONDS = 0.1
     settings.WEBHOOK_RETRY_MAX_INTERVAL_SECONDS = 10

@@ -15,7 +15,9 @@ from webhooks.models import WebhookEndpoint
 from webhooks.services import webhook_endpoint_create
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
+    pytest.mark.postgres,
     pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks and real concurrency need PostgreSQL"),
 ]
 

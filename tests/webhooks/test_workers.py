@@ -20,7 +20,9 @@ from webhooks.models import WebhookDelivery
 from webhooks.services import partner_event_record, webhook_endpoint_create
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
+    pytest.mark.postgres,
     pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks and real workers need PostgreSQL"),
 ]
 

@@ -263,6 +263,7 @@ def store_raw_pushes(partner, project, documents: list[dict]) -> None:
     )
 
 
+@pytest.mark.slow
 def test_source_keys_stay_bounded_whatever_the_pushes_hold(admin_client, partner, make_project, workbench):
     """9 pushes of 90,000 distinct keys each (a megabyte each) once took the workbench past every timeout."""
     documents = [{f"{push}{index:05x}": 0 for index in range(90_000)} for push in range(9)]

@@ -119,6 +119,7 @@ def test_fill_keeps_the_unsaved_edits_of_the_other_rows(admin_client, workbench,
     }
 
 
+@pytest.mark.slow
 def test_fill_without_a_pick_takes_the_row_named_like_the_key_else_the_first_empty_row_that_takes_its_type(
     admin_client, workbench, pushes, partner, make_project
 ):

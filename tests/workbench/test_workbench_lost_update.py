@@ -165,6 +165,7 @@ def test_the_import_form_is_not_guarded_it_makes_a_version_from_a_whole_document
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.postgres
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks and real concurrency need PostgreSQL")
 def test_two_concurrent_saves_on_one_version_make_exactly_one_version(admin_user, alice, workbench, partner):
     barrier = threading.Barrier(2)

@@ -15,7 +15,9 @@ from webhooks.models import WebhookDelivery, WebhookEvent
 from webhooks.services import partner_event_record, webhook_endpoint_create
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
+    pytest.mark.postgres,
     pytest.mark.skipif(connection.vendor != "postgresql", reason="a real worker reaching PostgreSQL through a proxy"),
     pytest.mark.usefixtures("tasks_in_database"),
 ]

@@ -28,7 +28,9 @@ from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
 from webhooks.services import partner_event_record, webhook_endpoint_create
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
+    pytest.mark.postgres,
     pytest.mark.skipif(connection.vendor != "postgresql", reason="real workers on a database they share"),
     pytest.mark.usefixtures("tasks_in_database"),
 ]

@@ -5,6 +5,8 @@ import socket
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 
 def raw(address: tuple[str, int], request: bytes) -> tuple[int, dict[str, str], bytes]:
     """Send bytes as they are; the answer's status, headers (lower-case names) and body."""

@@ -15,6 +15,8 @@ from config.server import IncomingRequest
 from tests.config.server.clients import BODY_HEAD, HEAD_START, probe, tricklers_running
 from tests.gunicorn import gunicorn_serving
 
+pytestmark = pytest.mark.slow
+
 MANY = 40  # of each kind: far more than the threads of both workers together (2 x 16)
 
 

@@ -7,8 +7,12 @@ import socket
 import time
 import urllib.request
 
+import pytest
+
 from tests.config.server.clients import BODY_HEAD, HEAD_START, PROMPT_SECONDS, probe, tricklers_running
 from tests.gunicorn import gunicorn_serving, manage
+
+pytestmark = pytest.mark.slow
 
 
 def test_other_clients_are_answered_promptly_while_a_few_clients_trickle_headers_and_bodies(address):

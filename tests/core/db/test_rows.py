@@ -270,6 +270,7 @@ def test_insert_or_lock_inserts_the_missing_rows_only_and_returns_their_keys(pro
     assert not Project.objects.filter(pk=rows[1]["id"]).exists()
 
 
+@pytest.mark.postgres
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="SQLite does not enforce a column's length")
 def test_many_row_statements_refuse_or_miss_text_longer_than_its_column_as_the_orm_does(project, partner):
     # An explicit cast to varchar(n) would cut the text to n characters and match or insert the cut one.

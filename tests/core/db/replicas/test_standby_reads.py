@@ -20,6 +20,8 @@ from deploy.local_cluster import binaries, streaming_pair
 from tests.gunicorn import gunicorn_serving, manage
 
 pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.postgres,
     pytest.mark.skipif(binaries() is None, reason="needs Debian's PostgreSQL binaries (initdb, pg_basebackup)"),
     pytest.mark.skipif(
         settings.DATABASES["default"]["ENGINE"] != "core.db.postgresql",
