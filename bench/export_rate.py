@@ -90,7 +90,7 @@ def run_worker(export_id: str, exports_dir: str, root: Path = _setup.ROOT) -> di
 def worker(export_id: str) -> None:
     import resource
 
-    from exports.services import export_execute
+    from exports.runs import export_execute
 
     started = time.perf_counter()
     export_execute(export_id=export_id)

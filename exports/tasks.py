@@ -1,6 +1,6 @@
 from django_tasks import task
 
-from exports.services import export_execute
+from exports.runs import export_execute
 
 
 @task()

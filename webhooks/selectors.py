@@ -9,6 +9,7 @@ from django.utils import timezone
 from core.db.rows import column_sql, rows_select, table_sql
 from partners.selectors import PartnerState
 from projects.change_log import followers_visible
+from webhooks import secret_box
 from webhooks.choices import WEBHOOK_TEST_EVENT, DeliveryStatus
 from webhooks.cursors import EventPosition
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
@@ -162,3 +163,12 @@ def deliveries_overdue_readiness() -> dict:
         "oldestDueSeconds": round((now - oldest).total_seconds()) if oldest else None,
         "thresholdSeconds": settings.WEBHOOK_OVERDUE_SECONDS,
     }
+
+
+def endpoint_signing_secrets(endpoint: WebhookEndpoint) -> list[str]:
+    """The secrets a request to this endpoint is signed with: the current one, and the previous while it overlaps."""
+    result = [secret_box.decrypt(endpoint.secret_encrypted)]
+    until = endpoint.previous_secret_until
+    if endpoint.previous_secret_encrypted and until and until > timezone.now():
+        result.append(secret_box.decrypt(endpoint.previous_secret_encrypted))
+    return result

@@ -150,15 +150,6 @@ def webhook_endpoint_delete(*, endpoint: WebhookEndpoint) -> None:
     endpoint.delete()
 
 
-def endpoint_signing_secrets(endpoint: WebhookEndpoint) -> list[str]:
-    """The secrets a request to this endpoint is signed with: the current one, and the previous while it overlaps."""
-    result = [secret_box.decrypt(endpoint.secret_encrypted)]
-    until = endpoint.previous_secret_until
-    if endpoint.previous_secret_encrypted and until and until > timezone.now():
-        result.append(secret_box.decrypt(endpoint.previous_secret_encrypted))
-    return result
-
-
 # --- events (the outbox) ------------------------------------------------------------------------------------------
 
 

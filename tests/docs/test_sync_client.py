@@ -108,9 +108,9 @@ def test_a_bad_export_request_and_a_changed_link_carry_the_problem(client):
 
 
 def test_a_failed_export_is_an_error(client, monkeypatch):
-    from exports import services
+    from exports import runs
 
-    monkeypatch.setattr(services, "ndjson_export", lambda *args, **kwargs: 1 / 0)
+    monkeypatch.setattr(runs, "ndjson_export", lambda *args, **kwargs: 1 / 0)
 
     with pytest.raises(sync_client.ExportFailed):
         client.first_sync()

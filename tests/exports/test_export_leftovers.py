@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from exports.models import Export
-from exports.services import export_execute
+from exports.runs import export_execute
 from projects.models import Project
 from tests.conftest import SANDBOX
 

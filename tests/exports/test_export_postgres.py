@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import connection
 
-from exports import services
+from exports import runs
 from exports import snapshot as snapshot_module
 from exports.models import Export
-from exports.services import export_execute
+from exports.runs import export_execute
 from projects.models import Project
 from tests.conftest import SANDBOX
 
@@ -51,7 +51,7 @@ def test_a_worker_reads_one_read_only_snapshot_through_a_cursor_and_shows_progre
     Project.objects.update(change_xid=0)
     export = Export.objects.create(partner=partner, environment=SANDBOX)
     observed: list[tuple] = []
-    write = services.ndjson_export
+    write = runs.ndjson_export
 
     def observing_write(projects, out, *, on_progress, **kwargs):
         def progress(done: int) -> None:
@@ -69,7 +69,7 @@ def test_a_worker_reads_one_read_only_snapshot_through_a_cursor_and_shows_progre
 
         return write(projects, out, on_progress=progress, **kwargs)
 
-    monkeypatch.setattr(services, "ndjson_export", observing_write)
+    monkeypatch.setattr(runs, "ndjson_export", observing_write)
 
     export_execute(export_id=str(export.pk))
 
@@ -92,7 +92,7 @@ def test_a_snapshot_that_fails_leaves_the_connection_usable_with_its_defaults(pa
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1/0")
 
-    monkeypatch.setattr(services, "ndjson_export", broken)
+    monkeypatch.setattr(runs, "ndjson_export", broken)
 
     with pytest.raises(Exception, match="division by zero"):
         export_execute(export_id=str(export.pk))

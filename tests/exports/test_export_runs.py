@@ -9,9 +9,9 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from exports import services
+from exports import runs
 from exports.models import Export
-from exports.services import export_execute
+from exports.runs import export_execute
 from partners.models import ClientId
 from tests.conftest import SANDBOX, url
 from tests.exports.conftest import ndjson
@@ -28,7 +28,7 @@ def test_a_failing_run_is_reported_as_failed(sandbox_client, project, monkeypatc
     def broken(*args, **kwargs):
         raise OSError("No space left on device")
 
-    monkeypatch.setattr(services, "ndjson_export", broken)
+    monkeypatch.setattr(runs, "ndjson_export", broken)
     with django_capture_on_commit_callbacks(execute=True):
         export_id = sandbox_client.post(url(SANDBOX, "exports")).json()["id"]
 
@@ -52,7 +52,7 @@ def test_a_failing_run_is_reported_as_failed(sandbox_client, project, monkeypatc
 def test_a_failed_run_leaves_no_file_behind(sandbox_client, project, monkeypatch, exports_dir, tmp_path, settings):
     settings.EXPORTS_TEMP_DIR = str(tmp_path / "spool")
     (tmp_path / "spool").mkdir()
-    monkeypatch.setattr(services.exports_storage(), "save", lambda *args, **kwargs: 1 / 0)
+    monkeypatch.setattr(runs.exports_storage(), "save", lambda *args, **kwargs: 1 / 0)
     export = Export.objects.create(partner=project.partner, environment=SANDBOX)
 
     with pytest.raises(ZeroDivisionError):
@@ -88,15 +88,15 @@ def test_of_two_runs_at_once_the_first_to_finish_is_kept(sandbox_client, user, p
     export = Export.objects.create(
         partner=project.partner, environment=SANDBOX, requested_by=user, requested_with=ClientId.objects.get()
     )
-    write = services._export_write
+    write = runs._export_write
 
     def quicker_run_first(export_to_write):
         written = write(export_to_write)
-        monkeypatch.setattr(services, "_export_write", write)
+        monkeypatch.setattr(runs, "_export_write", write)
         export_execute(export_id=str(export.pk))  # the other run, start to end, while this one hands its file over
         return written
 
-    monkeypatch.setattr(services, "_export_write", quicker_run_first)
+    monkeypatch.setattr(runs, "_export_write", quicker_run_first)
     export_execute(export_id=str(export.pk))
 
     export.refresh_from_db()

@@ -11,7 +11,8 @@ from tests.conftest import PASSWORD, PRODUCTION, SANDBOX
 from tests.webhooks.conftest import run_worker, verify_documented
 from webhooks.choices import DeliveryStatus
 from webhooks.models import WebhookDelivery, WebhookEndpoint, WebhookEvent
-from webhooks.services import endpoint_signing_secrets, webhook_endpoint_create
+from webhooks.selectors import endpoint_signing_secrets
+from webhooks.services import webhook_endpoint_create
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("webhook_settings")]
 

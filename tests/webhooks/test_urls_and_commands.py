@@ -122,7 +122,7 @@ def test_rotating_prints_a_new_secret_and_both_sign_for_a_while(partner, public_
 
     new = run("change_webhook", str(endpoint.pk), "--rotate-secret")[0].strip()
 
-    from webhooks.services import endpoint_signing_secrets
+    from webhooks.selectors import endpoint_signing_secrets
 
     endpoint.refresh_from_db()
     assert new != old

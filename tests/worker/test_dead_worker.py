@@ -13,8 +13,8 @@ import pytest
 from django.db import connection
 from django_tasks_db.models import DBTaskResult
 
+from exports.files import exports_storage
 from exports.models import Export
-from exports.services import exports_storage
 from mappings.models import ReprocessRun
 from mappings.services import mapping_document_import, reprocess_run_request
 from partners.models import Partner

@@ -32,7 +32,7 @@ from webhooks.delivery.retry import retry_delay
 from webhooks.delivery.transport import Connections, Outcome
 from webhooks.delivery.window import Window
 from webhooks.models import WebhookDelivery, WebhookEndpoint
-from webhooks.services import endpoint_signing_secrets
+from webhooks.selectors import endpoint_signing_secrets
 from webhooks.signing import request_headers
 
 logger = logging.getLogger("webhooks.delivery")

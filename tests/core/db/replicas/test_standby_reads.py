@@ -383,7 +383,7 @@ def test_an_export_taken_on_the_standby_continues_from_its_watermark_without_a_g
             topology["environment"],
             "shell",
             "-c",
-            f"from exports.services import export_execute; export_execute(export_id={export['id']!r})",
+            f"from exports.runs import export_execute; export_execute(export_id={export['id']!r})",
         )
         status, _, done = primary.call("GET", f"/sandbox/api/v1/integration/exports/{export['id']}", reader)
     finally:
