@@ -3,7 +3,7 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 
 from core.api.openapi import root_schema_settings
-from core.api.schema_views import SchemaView, SwaggerView
+from core.api.schema import SchemaView, SwaggerView
 from core.views import api_not_found
 from exports.api.views import ExportCreateView, ExportDetailView, ExportDownloadView
 from ingest.api.diagnostics.views import PushDetailView, PushListView
