@@ -202,10 +202,10 @@ TASKS = {
         "QUEUES": ["default", "webhooks"],
     }
 }
-# Loops a `db_worker` runs beside its tasks when it serves their queue (by name: the bottom layer imports no app).
+# Loops a `db_worker` runs beside its tasks when it serves their queue (by name: worker/ sits below the apps it runs).
 WORKER_QUEUE_LOOPS = {"webhooks": "webhooks.delivery.engine.engine_start"}
-# A worker holds the tasks it runs by a lease it renews every WORKER_LEASE_SECONDS / 3 (worker/
-# leases.py); a task whose worker's lease has run out (the worker died) is queued again by any live worker.
+# A worker holds the tasks it runs by a lease it renews every WORKER_LEASE_SECONDS / 3
+# (worker/leases.py); a task whose worker's lease has run out (the worker died) is queued again by any live worker.
 WORKER_LEASE_SECONDS = float(os.environ.get("WORKER_LEASE_SECONDS") or 15)
 
 LANGUAGE_CODE = "en-us"

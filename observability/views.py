@@ -64,7 +64,7 @@ def _replica_details() -> dict:
 
 def _details() -> dict:
     """What the apps report beside readiness (settings.READINESS_DETAILS, looked up by name: this layer imports no
-    app), e.g. webhook deliveries overdue. Reported, never a reason to take the process out of service."""
+    app above it), e.g. webhook deliveries overdue. Reported, never a reason to take the process out of service."""
     details = {"replicas": _replica_details()} if settings.REPLICA_ALIASES else {}
     for name, path in settings.READINESS_DETAILS.items():
         try:

@@ -40,7 +40,7 @@ def _null_or(column: str, value: str) -> str:
 
 
 def _instant(column: str) -> str:
-    """An ISO 8601 UTC date-time as projects.api.serializers.iso_datetime writes it: microseconds only when not zero."""
+    """An ISO 8601 UTC date-time as core.time.iso_datetime writes it: microseconds only when not zero."""
     text = f"""replace(to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US'), '.000000', '')"""
     return _null_or(column, f"""'"' || {text} || 'Z"'""")
 
@@ -102,7 +102,7 @@ def _envelope() -> list[tuple[str, _Piece]]:
 
 
 def _live(*, exclude_data: bool) -> list[tuple[str, _Piece | list[_Piece]]]:
-    """projects.api.serializers.project_representation's members, in its order."""
+    """projects.representation.project_representation's members, in its order."""
     members = [
         *_envelope(),
         ("deleted", "'false'"),
@@ -119,7 +119,7 @@ def _live(*, exclude_data: bool) -> list[tuple[str, _Piece | list[_Piece]]]:
 
 
 def _tombstone() -> list[tuple[str, _Piece | list[_Piece]]]:
-    """projects.api.serializers.project_tombstone_representation's members, in its order."""
+    """projects.representation.project_tombstone_representation's members, in its order."""
     return [
         *_envelope(),
         ("deleted", "'true'"),

@@ -1,6 +1,7 @@
 """Source key discovery: which key paths a partner's pushes contain, as JMESPath an operator can paste.
 
-Plain functions over parsed JSON; the admin workbench feeds them the partner's recent pushes.
+Plain functions over parsed JSON; readiness/selectors.py (the workbench's keys) and drift/selectors.py feed them the
+partner's recent pushes.
 Bounded whatever the pushes hold: at most MAX_VALUES_PER_PUSH values of each push are read, MAX_VALUES in all
 (no further push is even fetched), and the first MAX_KEYS distinct key paths are kept.
 """

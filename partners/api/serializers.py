@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from core.api.fields import StrictCharField
 from core.time import iso_datetime
 from partners.models import IntegrationCredential
 
@@ -21,19 +22,8 @@ class LoginWithRefreshResponseSerializer(LoginResponseSerializer):
     )
 
 
-class _TokenField(serializers.CharField):
-    """A JSON string, nothing converted into one (DRF's CharField takes 12 for "12")."""
-
-    default_error_messages = {"invalid": "Must be a string."}
-
-    def to_internal_value(self, data: object) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
 class RefreshSerializer(serializers.Serializer):
-    refreshToken = _TokenField(max_length=4096, help_text="The refreshToken of the login or of the last refresh.")
+    refreshToken = StrictCharField(max_length=4096, help_text="The refreshToken of the login or of the last refresh.")
 
 
 class TokenRequestSerializer(serializers.Serializer):

@@ -8,13 +8,12 @@ import datetime
 import pytest
 from django.contrib.auth.models import Permission
 from django.contrib.contenttypes.models import ContentType
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django_tasks_db.models import DBTaskResult
 
 from mappings.models import MappingPublication, MappingVersion, ReprocessRun
 from partners.models import User
 from readiness.models import SourceKeyDrift
+from tests.migration_moves import latest, migrate, table_rows, table_shape
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -28,39 +27,12 @@ TABLES = ["ingest_mappingversion", "ingest_mappingpublication", "ingest_reproces
 AT = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
 
 
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state([target for target in targets if target[1] is not None]).apps
-
-
-def latest():
-    return MigrationExecutor(connection).loader.graph.leaf_nodes()
-
-
 def table_shapes() -> dict:
-    """Each table's columns and constraints, and on PostgreSQL its OID (a rebuilt table gets a new one)."""
-    shapes = {}
-    with connection.cursor() as cursor:
-        for table in TABLES:
-            columns = [column.name for column in connection.introspection.get_table_description(cursor, table)]
-            constraints = sorted(connection.introspection.get_constraints(cursor, table))
-            oid = None
-            if connection.vendor == "postgresql":
-                cursor.execute("SELECT %s::regclass::oid", [table])
-                oid = cursor.fetchone()[0]
-            shapes[table] = (columns, constraints, oid)
-    return shapes
+    return {table: table_shape(table) for table in TABLES}
 
 
 def rows() -> dict:
-    with connection.cursor() as cursor:
-        found = {}
-        for table in TABLES:
-            cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)} ORDER BY id")
-            found[table] = cursor.fetchall()
-    return found
+    return {table: table_rows(table) for table in TABLES}
 
 
 def populate(apps) -> dict:

@@ -7,12 +7,11 @@ import datetime
 
 import pytest
 from django.contrib.contenttypes.models import ContentType
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django_tasks_db.models import DBTaskResult
 
 from partners.models import User
 from readiness.models import SourceKeyDrift
+from tests.migration_moves import latest, migrate, table_rows, table_shape
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,35 +23,6 @@ BEFORE = [
 TABLE = "ingest_sourcekeydrift"
 AT = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
 OLD_TASK, NEW_TASK = "workbench.tasks.refresh_source_key_drift", "readiness.tasks.refresh_source_key_drift"
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state([target for target in targets if target[1] is not None]).apps
-
-
-def latest():
-    return MigrationExecutor(connection).loader.graph.leaf_nodes()
-
-
-def table_shape() -> tuple:
-    """The table's columns and constraints, and on PostgreSQL its OID (a rebuilt table gets a new one)."""
-    with connection.cursor() as cursor:
-        columns = [column.name for column in connection.introspection.get_table_description(cursor, TABLE)]
-        constraints = sorted(connection.introspection.get_constraints(cursor, TABLE))
-        oid = None
-        if connection.vendor == "postgresql":
-            cursor.execute("SELECT %s::regclass::oid", [TABLE])
-            oid = cursor.fetchone()[0]
-    return columns, constraints, oid
-
-
-def rows() -> list:
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT * FROM {connection.ops.quote_name(TABLE)} ORDER BY id")
-        return cursor.fetchall()
 
 
 def populate(apps) -> dict:
@@ -90,14 +60,14 @@ def test_the_drift_model_moves_with_its_rows_table_permissions_and_queued_recoun
     apps = migrate(BEFORE)
     try:
         made = populate(apps)
-        shape_before, rows_before = table_shape(), rows()
+        shape_before, rows_before = table_shape(TABLE), table_rows(TABLE)
         migrate(latest())
     finally:
         migrate(latest())
     ContentType.objects.clear_cache()
 
-    assert table_shape() == shape_before
-    assert rows() == rows_before
+    assert table_shape(TABLE) == shape_before
+    assert table_rows(TABLE) == rows_before
     drift = SourceKeyDrift.objects.get()
     assert (drift.partner_id, drift.version_id, drift.keys) == (made["partner"], made["version"], ["battery.kwh"])
     assert not ContentType.objects.filter(app_label="workbench", model="sourcekeydrift").exists()

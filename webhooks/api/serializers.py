@@ -6,6 +6,7 @@ from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
 from core.api.cursors import CursorInvalid
+from core.api.fields import StrictBooleanField, StrictCharField
 from core.api.parameters import unknown_parameter_errors
 from core.time import iso_datetime
 from projects.api.serializers import DigitsIntegerField, ProjectSerializer, ProjectTombstoneSerializer
@@ -16,28 +17,6 @@ from webhooks.models import WebhookDelivery, WebhookEndpoint
 DESCRIPTION_MAX = 500
 DELIVERY_PAGE_DEFAULT, DELIVERY_PAGE_MAX = 50, 100
 EVENT_PAGE_DEFAULT, EVENT_PAGE_MAX = 100, 1000
-
-
-class StrictCharField(serializers.CharField):
-    """A JSON string, nothing converted into one (DRF's CharField takes 12 for "12")."""
-
-    default_error_messages = {"invalid": "Must be a string."}
-
-    def to_internal_value(self, data: object) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
-class StrictBooleanField(serializers.BooleanField):
-    """JSON true or false only (DRF's BooleanField also takes "yes", 1, "on")."""
-
-    default_error_messages = {"invalid": "Must be true or false."}
-
-    def to_internal_value(self, data: object) -> bool:
-        if not isinstance(data, bool):
-            self.fail("invalid")
-        return data
 
 
 class _KnownFieldsSerializer(serializers.Serializer):
