@@ -59,10 +59,15 @@ def service_start(port: int, root: Path = ROOT) -> subprocess.Popen:
     """The service under gunicorn (gunicorn.conf.py, as production runs it) on 127.0.0.1:`port`, rate limits off;
     returns once it answers. Stop it with terminate() and wait(). `root`: another checkout of the service to serve
     (e.g. a worktree of main, for figures before and after a change in one run), with this one's packages."""
+    env = {**os.environ, "CLIENT_ID_RATE_LIMIT_PER_MINUTE": "0", "CLIENT_ID_RECORD_LIMIT_PER_MINUTE": "0"}
+    if Path(root).resolve() != ROOT:
+        # Its own settings: the wsgi module its gunicorn.conf.py names chooses them (this tree's module name may not
+        # exist there, or, found through this tree's packages, would mix the two trees' code).
+        env.pop("DJANGO_SETTINGS_MODULE", None)
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}"],
         cwd=root,
-        env={**os.environ, "CLIENT_ID_RATE_LIMIT_PER_MINUTE": "0", "CLIENT_ID_RECORD_LIMIT_PER_MINUTE": "0"},
+        env=env,
         stderr=subprocess.DEVNULL,
     )
     wait_until_serving(f"http://127.0.0.1:{port}")
