@@ -159,6 +159,11 @@ def _reprocess_batch(
     return batch, updated
 
 
+def reprocess_scope(environment: str | None) -> str:
+    """What a reprocessing covers, as the audit log names it: one environment, or both."""
+    return Environment(environment).label.lower() if environment else "both environments"
+
+
 def projects_reprocess_from_command(
     *,
     partner: Partner,
@@ -170,7 +175,7 @@ def projects_reprocess_from_command(
     summary = projects_reprocess(
         partner=partner, environment=environment, batch_size=batch_size, on_progress=on_progress
     )
-    scope = Environment(environment).label.lower() if environment else "both environments"
+    scope = reprocess_scope(environment)
     audit_record(
         partner=partner,
         action=AuditAction.REPROCESS_REQUESTED,

@@ -11,6 +11,7 @@ from audit.models import AuditAction
 from audit.services import audit_record
 from mappings.documents import mapping_document, parse_mapping_document
 from mappings.models import MappingPublication, MappingVersion, ReprocessRun
+from mappings.reprocessing import reprocess_scope
 from partners.choices import Environment
 from partners.models import Partner, User
 
@@ -124,7 +125,7 @@ def reprocess_run_request(*, partner: Partner, environment: str = "", requested_
     from mappings.tasks import reprocess_partner_projects  # inside, as every service's task (docs/decisions.md)
 
     run = ReprocessRun.objects.create(partner=partner, environment=environment, requested_by=requested_by)
-    scope = Environment(environment).label.lower() if environment else "both environments"
+    scope = reprocess_scope(environment)
     audit_record(
         partner=partner,
         action=AuditAction.REPROCESS_REQUESTED,
