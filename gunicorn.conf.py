@@ -4,11 +4,11 @@ the README all start `gunicorn -c gunicorn.conf.py --bind ADDRESS`. Why these va
 
 import os
 
-wsgi_app = "config.wsgi:application"
+wsgi_app = "integration_service.wsgi:application"
 
 # Threaded workers that read each request whole in their main loop before a thread takes it, so clients trickling
 # headers or bodies hold no thread; gunicorn's own errors (bad request line, 414, 431, ...) are problem+json.
-worker_class = "config.server.ProblemThreadWorker"
+worker_class = "integration_service.server.ProblemThreadWorker"
 workers = int(os.environ.get("WORKERS", "2"))
 threads = int(os.environ.get("THREADS", "16"))
 

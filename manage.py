@@ -4,7 +4,7 @@ import sys
 
 
 def main() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "integration_service.settings")
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "integration_service.settings")
 os.environ.setdefault("DEBUG", "0")  # DEBUG would keep every query in memory
 os.environ.setdefault("SECRET_KEY", "benchmarks-only")
 # Without REDIS_URL the servers started here count rate limits in each worker's memory, as the figures without it

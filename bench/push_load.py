@@ -154,7 +154,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=int, default=20)
     parser.add_argument("--connections", type=int, default=8)
-    # gunicorn.conf.py's worker (config/server.py, threaded) as production runs it; on 2 cores, 2
+    # gunicorn.conf.py's worker (integration_service/server.py, threaded) as production runs it; on 2 cores, 2
     # processes of 4 threads each keep both cores busy while a thread waits for PostgreSQL.
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=4)

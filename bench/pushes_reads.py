@@ -120,7 +120,7 @@ def random_cursors(partner: Partner, count: int, status: str | None = None) -> l
 
 def start_server(port: int) -> subprocess.Popen:
     process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2"],
+        [sys.executable, "-m", "gunicorn", "integration_service.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2"],
         cwd=_setup.ROOT,
         env={**os.environ, "CLIENT_ID_RATE_LIMIT_PER_MINUTE": "0"},
         stderr=subprocess.DEVNULL,

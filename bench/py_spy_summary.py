@@ -28,7 +28,7 @@ GROUPS = {  # name: a pattern of a frame ("Class.function (package/file.py:line)
     "projects/ (change log, rows)": r"\(projects/",
     "logging": r"\(logging/|\(pythonjsonlogger/",
     "metrics (prometheus_client)": r"\(prometheus_client/",
-    "gunicorn (reading, writing)": r"\(gunicorn/|\(config/server\.py",
+    "gunicorn (reading, writing)": r"\(gunicorn/|\(integration_service/server\.py",
 }
 
 

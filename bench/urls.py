@@ -8,6 +8,6 @@ from django.urls import path
 from django.views.decorators.csrf import csrf_exempt
 
 from bench.baseline.views import upsert
-from config.urls import urlpatterns as service_urlpatterns
+from integration_service.urls import urlpatterns as service_urlpatterns
 
 urlpatterns = [path("bench/baseline-upsert", csrf_exempt(upsert)), *service_urlpatterns]

@@ -7,7 +7,7 @@ database settings and the request-reading limits its gunicorn worker reads.
 
 import os
 
-from config import settings as service
+from integration_service import settings as service
 
 SECRET_KEY = os.environ.get("SECRET_KEY", "benchmarks-only")
 DEBUG = False
@@ -19,7 +19,7 @@ WSGI_APPLICATION = "bench.baseline.wsgi.application"
 USE_TZ = True
 # The service's: the same PostgreSQL, connections kept as long and checked as often, statements bound server-side.
 DATABASES = service.DATABASES
-# config.server's worker (gunicorn.conf.py) reads these before the application sees a request.
+# integration_service.server's worker (gunicorn.conf.py) reads these before the application sees a request.
 REQUEST_MAX_BODY_BYTES = service.REQUEST_MAX_BODY_BYTES
 REQUEST_READ_BUDGET_BYTES = service.REQUEST_READ_BUDGET_BYTES
 REQUEST_READ_TIMEOUT_SECONDS = service.REQUEST_READ_TIMEOUT_SECONDS

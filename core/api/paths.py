@@ -1,12 +1,12 @@
 """Which paths are the API's and the largest body each reads: for the middleware, and for the server's worker
-(config/server.py), which reads bodies before Django's apps are involved and so imports only this."""
+(integration_service/server.py), which reads bodies before Django's apps are involved and so imports only this."""
 
 import re
 
 from django.conf import settings
 
 API_PATH_PREFIXES = ("/api/", "/sandbox/", "/platform/")
-BATCH_PUSH_PATH = re.compile(r"/externals/push/batch/?$")  # config/urls.py, name "push-batch"
+BATCH_PUSH_PATH = re.compile(r"/externals/push/batch/?$")  # integration_service/urls.py, name "push-batch"
 
 
 def is_api_path(path: str) -> bool:

@@ -20,9 +20,9 @@ REDIS_URL = "redis://127.0.0.1:6379/15"
 
 
 def configured_caches(**env: str) -> dict:
-    """CACHES as config/settings.py builds it from this environment."""
+    """CACHES as integration_service/settings.py builds it from this environment."""
     clean = {key: value for key, value in os.environ.items() if key not in {"CACHE_KEY_PREFIX", "REDIS_URL"}}
-    script = "import json, config.settings as s; print(json.dumps(s.CACHES))"
+    script = "import json, integration_service.settings as s; print(json.dumps(s.CACHES))"
     result = subprocess.run(
         [sys.executable, "-c", script], cwd=ROOT, env={**clean, "DEBUG": "1", **env}, capture_output=True, text=True
     )

@@ -27,7 +27,7 @@ def silent_port() -> Iterator[int]:
 
 
 def run_django(code: str, **env: str) -> tuple[float, subprocess.CompletedProcess]:
-    environment = {**os.environ, "DEBUG": "1", "DJANGO_SETTINGS_MODULE": "config.settings", **env}
+    environment = {**os.environ, "DEBUG": "1", "DJANGO_SETTINGS_MODULE": "integration_service.settings", **env}
     started = time.monotonic()
     result = subprocess.run(
         [sys.executable, "-c", f"import django; django.setup()\n{code}"],

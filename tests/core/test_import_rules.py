@@ -12,7 +12,7 @@ LOOK_UPS = {"import_string", "import_module", "__import__"}
 
 
 def app_packages() -> list[str]:
-    """The packages import-linter checks: every app, config and core."""
+    """The packages import-linter checks: every app, integration_service and core."""
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     return pyproject["tool"]["importlinter"]["root_packages"]
 

@@ -39,7 +39,7 @@ def threshold_with(**env: str) -> str:
     environment = {name: value for name, value in os.environ.items() if name != "DATABASE_PREPARE_THRESHOLD"}
     environment.update(
         DEBUG="1",
-        DJANGO_SETTINGS_MODULE="config.settings",
+        DJANGO_SETTINGS_MODULE="integration_service.settings",
         DATABASE_URL="postgres://postgres@127.0.0.1:5432/never_connected",
         **env,
     )

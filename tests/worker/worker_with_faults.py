@@ -38,7 +38,7 @@ def pause_install(target: str, at: int, marker: Path) -> None:
 
 
 def main() -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "integration_service.settings")
     import django
 
     django.setup()

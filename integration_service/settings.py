@@ -91,8 +91,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-ROOT_URLCONF = os.environ.get("ROOT_URLCONF", "config.urls")  # bench/ mounts a baseline beside it
-WSGI_APPLICATION = "config.wsgi.application"
+ROOT_URLCONF = os.environ.get("ROOT_URLCONF", "integration_service.urls")  # bench/ mounts a baseline beside it
+WSGI_APPLICATION = "integration_service.wsgi.application"
 
 TEMPLATES = [
     {
@@ -286,7 +286,7 @@ SPECTACULAR_SETTINGS = {
         "core.api.openapi.response_headers",
         "webhooks.api.openapi.signature_headers",
     ],
-    # One document per root (config/urls.py); Swagger UI lists the sandbox first.
+    # One document per root (integration_service/urls.py); Swagger UI lists the sandbox first.
     "SWAGGER_UI_SETTINGS": {
         "urls": [
             {"url": "/sandbox/api/v1/schema/?format=json", "name": "Sandbox (/sandbox/api/v1)"},

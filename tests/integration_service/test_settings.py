@@ -85,7 +85,7 @@ def test_a_sqlite_transaction_waits_for_another_writer_instead_of_failing(tmp_pa
         cwd=ROOT,
         env={
             **clean,
-            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DJANGO_SETTINGS_MODULE": "integration_service.settings",
             "DEBUG": "1",
             "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
         },

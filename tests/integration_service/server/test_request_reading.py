@@ -1,5 +1,5 @@
 """The worker reads requests in its main loop: many slow clients take no threads, and a request that does not
-arrive in time is answered 408 (config/server.py)."""
+arrive in time is answered 408 (integration_service/server.py)."""
 
 import contextlib
 import http.client
@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from config.server import IncomingRequest
-from tests.config.server.clients import BODY_HEAD, HEAD_START, probe, tricklers_running
+from integration_service.server import IncomingRequest
 from tests.gunicorn import gunicorn_serving
+from tests.integration_service.server.clients import BODY_HEAD, HEAD_START, probe, tricklers_running
 
 pytestmark = pytest.mark.slow
 

@@ -9,8 +9,8 @@ import urllib.request
 
 import pytest
 
-from tests.config.server.clients import BODY_HEAD, HEAD_START, PROMPT_SECONDS, probe, tricklers_running
 from tests.gunicorn import gunicorn_serving, manage
+from tests.integration_service.server.clients import BODY_HEAD, HEAD_START, PROMPT_SECONDS, probe, tricklers_running
 
 pytestmark = pytest.mark.slow
 
