@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._setup import service_start  # noqa: E402
-from deploy.local_cluster import free_port  # noqa: E402
+from bench._setup import service_start
+from deploy.local_cluster import free_port
 
 FLOODER = "127.0.0.2"
 HEAD = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"
