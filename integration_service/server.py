@@ -17,6 +17,11 @@ to a client that reads too little after THREAD_WRITE_TIMEOUT_SECONDS, instead of
 Memory: the bytes of requests being read are held to REQUEST_READ_BUDGET_BYTES per worker: past it, connections
 with a body under way are not read until others are handed over or closed (heads and small requests still are).
 
+Connections per address: served without a proxy (TRUSTED_PROXY_COUNT 0), one client address holds at most
+CONNECTIONS_PER_ADDRESS of a worker's connection slots; the next one is answered 429 and closed at once, so slow
+clients from one address cannot take the slots other clients and the probes need. Behind proxies every connection
+comes from a proxy, whose own per-client limit applies (docs/deploy.md), so none is counted.
+
 Closing: gthread closed a connection after its last answer by waiting in its main loop, up to 2 s, for the client
 to close its side; here the poller does the waiting.
 
@@ -28,20 +33,21 @@ too long), so they cannot be told apart by route.
 """
 
 import contextlib
+import errno
 import json
 import re
 import selectors
 import socket
 import struct
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from functools import partial
 from http import HTTPStatus
 
 from django.conf import settings
 from gunicorn import util
-from gunicorn.workers.gthread import ThreadWorker
+from gunicorn.workers.gthread import TConn, ThreadWorker
 
 _STATUS_LINE = re.compile(rb"^HTTP/1\.[01] (\d{3}) ")
 _CONTENT_LENGTH = re.compile(rb"^content-length:[ \t]*(\d+)[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
@@ -179,6 +185,43 @@ class _CapturedAnswer:
         self.written += data
 
 
+class _Conn(TConn):
+    """A connection that holds one of its address's slots (when counted) until it closes or is answered for the last
+    time: the linger after that is the worker's, bounded by LINGER_SECONDS, not the client's to prolong."""
+
+    def __init__(self, *args, held: Counter | None = None, address: str = "") -> None:
+        super().__init__(*args)
+        self._held = held
+        self._address = address
+        if held is not None:
+            held[address] += 1
+
+    def release_address(self) -> None:  # on the worker's main loop, as every close
+        if self._held is not None:
+            self._held[self._address] -= 1
+            if not self._held[self._address]:
+                del self._held[self._address]
+            self._held = None
+
+    def close(self, graceful: bool = False) -> None:
+        self.release_address()
+        super().close(graceful)
+
+
+def _refuse_connection(sock: socket.socket, limit: int) -> None:
+    """Answer 429 without reading anything, if the socket takes it at once, and close."""
+    answer = problem_answer(
+        429,
+        f"Too many open connections from your address (at most {limit}); reuse one, or close one first.",
+        "too_many_connections",
+    ).replace(b"Connection: close\r\n", b"Connection: close\r\nRetry-After: 1\r\n", 1)
+    with contextlib.suppress(OSError):
+        sock.setblocking(False)
+        sock.send(answer)
+        sock.shutdown(socket.SHUT_WR)
+    sock.close()
+
+
 class ProblemThreadWorker(ThreadWorker):
     """gunicorn's threaded worker, reading whole requests before a thread takes them; its own error answers are
     problem+json instead of HTML."""
@@ -189,6 +232,26 @@ class ProblemThreadWorker(ThreadWorker):
         self.lingering = deque()  # connections answered for the last time, waiting for the client to close
         self.paused = deque()  # reading connections not read while the worker holds its budget of request bytes
         self.buffered = 0  # bytes of requests being read, held in memory
+        self.connections_by_address = Counter()  # open connections per client address (served without a proxy)
+
+    # --- accepting connections, at most CONNECTIONS_PER_ADDRESS from one address --------------------------------
+
+    def accept(self, listener) -> None:  # on the main loop; gthread's own, with the per-address count
+        try:
+            sock, client = listener.accept()
+        except OSError as error:
+            if error.errno not in (errno.EAGAIN, errno.ECONNABORTED, errno.EWOULDBLOCK):
+                raise
+            return
+        limit = settings.CONNECTIONS_PER_ADDRESS if not settings.TRUSTED_PROXY_COUNT else 0
+        address = client[0] if isinstance(client, tuple) else ""  # a Unix socket's peer has no address
+        if limit and address and self.connections_by_address[address] >= limit:
+            _refuse_connection(sock, limit)
+            return
+        self.nr_conns += 1
+        sock.setblocking(True)
+        held = self.connections_by_address if limit and address else None
+        self.enqueue_req(_Conn(self.cfg, sock, client, listener.getsockname(), held=held, address=address))
 
     # --- reading requests in the main loop -------------------------------------------------------------------
 
@@ -283,6 +346,7 @@ class ProblemThreadWorker(ThreadWorker):
         except (OSError, KeyError, ValueError):
             self._end(conn)
             return
+        conn.release_address()
         conn.lingering_until = time.monotonic() + LINGER_SECONDS
         conn.lingering_drained = 0
         self.lingering.append(conn)

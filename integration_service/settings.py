@@ -339,6 +339,10 @@ UNAVAILABLE_RETRY_AFTER_SECONDS = env_int("UNAVAILABLE_RETRY_AFTER_SECONDS", 2)
 PUSH_MAX_BODY_BYTES = env_int("PUSH_MAX_BODY_BYTES", 1024 * 1024)
 # Seconds a request may take to arrive once its first byte has (gunicorn's worker reads it first: server.py).
 REQUEST_READ_TIMEOUT_SECONDS = env_int("REQUEST_READ_TIMEOUT_SECONDS", 20)
+# Served without a proxy (TRUSTED_PROXY_COUNT 0), open connections one client address may hold in each gunicorn
+# worker (of its 1,000), past which a new one is answered 429 and closed: slow clients from one address cannot fill
+# the slots (integration_service/server.py). 0 turns it off. Behind proxies, the proxy's own limit applies.
+CONNECTIONS_PER_ADDRESS = env_int("CONNECTIONS_PER_ADDRESS", 100)
 PUSH_MAX_DEPTH = env_int("PUSH_MAX_DEPTH", 32)
 
 # Batch push (POST externals/push/batch): records per batch, and its own body limit.

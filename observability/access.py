@@ -3,23 +3,26 @@
 import hmac
 import ipaddress
 
-# Headers a reverse proxy adds. Behind a proxy on the same machine every request arrives from loopback, so a
-# request carrying any of them is treated as coming from outside, whatever its peer address. Every X-Forwarded-*
-# counts (a proxy that sets only X-Forwarded-Proto, as nginx examples often do, is still a proxy), and the draft's bare
-# X-Forwarded, as do the standard Forwarded, Via, and the client-address headers of common proxies and CDNs.
-FORWARDING_HEADER_PREFIX = "HTTP_X_FORWARDED"
-FORWARDING_HEADERS = (
-    "HTTP_FORWARDED",
-    "HTTP_VIA",
-    "HTTP_X_REAL_IP",
-    "HTTP_X_CLIENT_IP",
-    "HTTP_CLIENT_IP",
-    "HTTP_X_ENVOY_EXTERNAL_ADDRESS",
-    "HTTP_X_CLUSTER_CLIENT_IP",
-    "HTTP_X_ORIGINAL_FORWARDED_FOR",
-    "HTTP_TRUE_CLIENT_IP",
-    "HTTP_CF_CONNECTING_IP",
-    "HTTP_FASTLY_CLIENT_IP",
+# The request headers a scraper on the machine sends (Prometheus, the agents that speak its format, curl, wget).
+# Behind a proxy on the same machine every request arrives from loopback, and proxies and CDNs add headers of their
+# own, under names no list could keep up with (Forwarded, X-Forwarded-*, X-Real-IP, X-Originating-IP,
+# CF-Connecting-IP, ...): so a loopback request carrying any header outside this set is taken as coming from
+# outside. The token works from anywhere, with any headers.
+SCRAPER_HEADERS = frozenset(
+    {
+        "HTTP_HOST",
+        "HTTP_USER_AGENT",
+        "HTTP_ACCEPT",
+        "HTTP_ACCEPT_ENCODING",
+        "HTTP_ACCEPT_LANGUAGE",
+        "HTTP_AUTHORIZATION",
+        "HTTP_CONNECTION",
+        "HTTP_CACHE_CONTROL",
+        "HTTP_PRAGMA",
+        "HTTP_COOKIE",
+        "HTTP_X_PROMETHEUS_SCRAPE_TIMEOUT_SECONDS",
+        "HTTP_X_REQUEST_ID",
+    }
 )
 
 
@@ -30,17 +33,16 @@ def _is_loopback(address: str) -> bool:
         return False
 
 
-def _is_forwarded(meta: dict) -> bool:
-    return any(header in meta for header in FORWARDING_HEADERS) or any(
-        name.startswith(FORWARDING_HEADER_PREFIX) for name in meta
-    )
+def _may_be_forwarded(meta: dict) -> bool:
+    return any(name.startswith("HTTP_") and name not in SCRAPER_HEADERS for name in meta)
 
 
 def metrics_access_allowed(*, meta: dict, token: str) -> bool:
-    """True for `Authorization: Bearer <token>` (when a token is configured), or a direct loopback peer."""
+    """True for `Authorization: Bearer <token>` (when a token is configured), or a direct loopback peer whose
+    request carries only the headers a scraper sends."""
     authorization = meta.get("HTTP_AUTHORIZATION", "")
     if token and hmac.compare_digest(authorization.encode(), f"Bearer {token}".encode()):
         return True
-    if _is_forwarded(meta):
+    if _may_be_forwarded(meta):
         return False
     return _is_loopback(meta.get("REMOTE_ADDR", ""))

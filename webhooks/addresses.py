@@ -8,10 +8,13 @@ written out in docs/decisions.md ("Webhook URLs: SSRF").
 - The host is an IP address in any spelling the C library would accept (`2130706433`, `0177.0.0.1`, `0x7f.1`,
   `127.1`, `[::ffff:7f00:1]`): it is parsed here, as the resolver would, and that address is the one checked and
   connected to. A name is resolved, and every address it has must be public.
-- Not public: unspecified, loopback, private, link-local, carrier-grade NAT (shared), multicast, reserved and
-  documentation ranges, and IPv6 addresses embedding one of those (IPv4-mapped, 6to4, NAT64, Teredo). `localhost`
-  names are refused without asking DNS. WEBHOOK_ALLOW_PRIVATE_URLS lifts the address rules (tests, the demo), and the
-  port rule with them.
+- Public means globally reachable as IANA's IPv4 and IPv6 Special-Purpose Address Registries say (netaddr's
+  `is_global`, which mirrors them row by row): Teredo, 6to4, IPv4-mapped, local-use NAT64, ORCHID, benchmarking,
+  discard-only and the rest are refused whatever address they carry, and the well-known NAT64 prefix (globally
+  reachable) only when the IPv4 address it embeds is public. The refusal names the familiar rule where there is one
+  (unspecified, loopback, private, link-local, carrier-grade NAT, multicast, the address an IPv6 one embeds), else
+  `reserved`. `localhost` names are refused without asking DNS. WEBHOOK_ALLOW_PRIVATE_URLS lifts the address rules
+  (tests, the demo), and the port rule with them.
 """
 
 import ipaddress
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from netaddr import IPAddress as RegistryAddress
 
 MAX_URL_LENGTH = 2000
 LOWEST_OTHER_PORT = 1024
@@ -31,10 +35,12 @@ _LOCAL_NAMES = {"localhost", "ip6-localhost", "ip6-loopback", "localhost.localdo
 _SHARED = ipaddress.ip_network("100.64.0.0/10")
 _THIS_NETWORK = ipaddress.ip_network("0.0.0.0/8")
 _PRIVATE_IPV4 = tuple(ipaddress.ip_network(net) for net in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
-_SIXTOFOUR_RELAY = ipaddress.ip_network("192.88.99.0/24")
 _UNIQUE_LOCAL = ipaddress.ip_network("fc00::/7")
 _NAT64 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("64:ff9b:1::/48"))
 _IPV4_COMPATIBLE = ipaddress.ip_network("::/96")
+# Registered since netaddr 1.3.0's copy of the IPv6 registry, both "Globally Reachable: False": documentation
+# (RFC 9637, 2024-07) and SRv6 SIDs (RFC 9602, 2024-04). tests/webhooks/test_ssrf.py fails once netaddr knows them.
+REGISTERED_AFTER_NETADDR = (ipaddress.ip_network("3fff::/20"), ipaddress.ip_network("5f00::/16"))
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -71,9 +77,7 @@ def _ipv4_rule(ip: ipaddress.IPv4Address) -> str | None:
         return "multicast"
     if any(ip in network for network in _PRIVATE_IPV4):
         return "private"
-    if not ip.is_global or ip.is_reserved or ip in _SIXTOFOUR_RELAY:
-        return "reserved"
-    return None
+    return None if _globally_reachable(ip) else "reserved"
 
 
 def _ipv6_rule(ip: ipaddress.IPv6Address) -> str | None:
@@ -81,6 +85,8 @@ def _ipv6_rule(ip: ipaddress.IPv6Address) -> str | None:
     if embedded is not None:
         kind, ipv4 = embedded
         inner = _ipv4_rule(ipv4)
+        if inner is None and not _globally_reachable(ip):
+            inner = "not globally reachable"
         return f"{kind} {ipv4}, {inner}" if inner else None
     if ip.is_unspecified:
         return "unspecified"
@@ -92,9 +98,14 @@ def _ipv6_rule(ip: ipaddress.IPv6Address) -> str | None:
         return "multicast"
     if ip in _UNIQUE_LOCAL or ip.is_site_local:
         return "private"
-    if not ip.is_global or ip.is_reserved:
-        return "reserved"
-    return None
+    return None if _globally_reachable(ip) else "reserved"
+
+
+def _globally_reachable(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """As IANA's special-purpose registries say (an address in none of their blocks is)."""
+    if ip.version == 6 and any(ip in network for network in REGISTERED_AFTER_NETADDR):
+        return False
+    return RegistryAddress(int(ip), ip.version).is_global()
 
 
 def _embedded_ipv4(ip: ipaddress.IPv6Address) -> tuple[str, ipaddress.IPv4Address] | None:

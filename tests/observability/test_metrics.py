@@ -69,6 +69,11 @@ def test_loopback_reads_metrics_without_a_token(address):
         {"REMOTE_ADDR": "127.0.0.1", "HTTP_X_FORWARDED": "for=203.0.113.9"},
         {"REMOTE_ADDR": "127.0.0.1", "HTTP_CLIENT_IP": "203.0.113.9"},
         {"REMOTE_ADDR": "127.0.0.1", "HTTP_X_ENVOY_EXTERNAL_ADDRESS": "203.0.113.9"},
+        {"REMOTE_ADDR": "127.0.0.1", "HTTP_X_ORIGINATING_IP": "203.0.113.9"},
+        {"REMOTE_ADDR": "127.0.0.1", "HTTP_X_AZURE_CLIENTIP": "203.0.113.9"},
+        {"REMOTE_ADDR": "127.0.0.1", "HTTP_X_APPENGINE_USER_IP": "203.0.113.9"},
+        {"REMOTE_ADDR": "127.0.0.1", "HTTP_X_PROXYUSER_IP": "203.0.113.9"},
+        {"REMOTE_ADDR": "127.0.0.1", "HTTP_X_SOME_FUTURE_CDN_CLIENT": "203.0.113.9"},
     ],
     ids=[
         "remote",
@@ -87,6 +92,11 @@ def test_loopback_reads_metrics_without_a_token(address):
         "x-forwarded",  # the draft before Forwarded: no X-Forwarded-* suffix
         "bare-client-ip",
         "envoy",
+        "originating-ip",  # issue #33: a header the old list did not name
+        "azure",
+        "app-engine",
+        "proxyuser",
+        "any-header-a-scraper-does-not-send",
     ],
 )
 def test_metrics_are_refused_from_outside_without_the_token(metrics_token, headers):
@@ -95,6 +105,24 @@ def test_metrics_are_refused_from_outside_without_the_token(metrics_token, heade
     assert response.status_code == HTTPStatus.FORBIDDEN
     assert response["Content-Type"] == "application/problem+json"
     assert response.json() == {**FORBIDDEN, "requestId": "m-1"}
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {
+            "HTTP_USER_AGENT": "Prometheus/3.1.0",
+            "HTTP_ACCEPT": "application/openmetrics-text;version=1.0.0;q=0.5,text/plain;version=0.0.4;q=0.2,*/*;q=0.1",
+            "HTTP_ACCEPT_ENCODING": "gzip",
+            "HTTP_X_PROMETHEUS_SCRAPE_TIMEOUT_SECONDS": "10",
+        },
+        {"HTTP_USER_AGENT": "curl/7.88.1", "HTTP_ACCEPT": "*/*"},
+        {"HTTP_USER_AGENT": "Wget/1.21.3", "HTTP_ACCEPT": "*/*", "HTTP_ACCEPT_ENCODING": "identity"},
+    ],
+    ids=["prometheus", "curl", "wget"],
+)
+def test_a_scraper_on_the_machine_reads_metrics_with_the_headers_it_sends(headers):
+    assert Client().get("/metrics", REMOTE_ADDR="127.0.0.1", **headers).status_code == HTTPStatus.OK
 
 
 @pytest.mark.parametrize("headers", [{"REMOTE_ADDR": "10.0.0.7"}, {"HTTP_X_FORWARDED_FOR": "203.0.113.9"}])

@@ -90,6 +90,37 @@ SPELLINGS = [
     ("https://255.255.255.255/in", _is("255.255.255.255", "255.255.255.255", "reserved"), "broadcast"),
     ("https://192.0.2.1/in", _is("192.0.2.1", "192.0.2.1", "reserved"), "documentation"),
     ("https://198.18.0.1/in", _is("198.18.0.1", "198.18.0.1", "reserved"), "benchmarking"),
+    # the rest of IANA's special-purpose registries: not globally reachable, whatever address they carry (issue #33)
+    (
+        "https://[2001:0:4136:e378:8000:63bf:f7f7:f7f7]/in",
+        _is(
+            "2001:0:4136:e378:8000:63bf:f7f7:f7f7",
+            "2001:0:4136:e378:8000:63bf:f7f7:f7f7",
+            "Teredo of 8.8.8.8, not globally reachable",
+        ),
+        "teredo-of-a-public-address",
+    ),
+    (
+        "https://[2002:808:808::]/in",
+        _is("2002:808:808::", "2002:808:808::", "6to4 of 8.8.8.8, not globally reachable"),
+        "6to4-of-a-public-address",
+    ),
+    (
+        "https://[::ffff:8.8.8.8]/in",
+        _is("::ffff:8.8.8.8", "::ffff:808:808", "IPv4-mapped 8.8.8.8, not globally reachable"),
+        "mapped-public",
+    ),
+    ("https://[2001:2::1]/in", _is("2001:2::1", "2001:2::1", "reserved"), "ipv6-benchmarking"),
+    ("https://[2001:10::1]/in", _is("2001:10::1", "2001:10::1", "reserved"), "orchid"),
+    ("https://[100::1]/in", _is("100::1", "100::1", "reserved"), "discard-only"),
+    (
+        "https://[64:ff9b:1::808:808]/in",
+        _is("64:ff9b:1::808:808", "64:ff9b:1::808:808", "NAT64 of 8.8.8.8, not globally reachable"),
+        "local-use-nat64",
+    ),
+    ("https://[3fff::1]/in", _is("3fff::1", "3fff::1", "reserved"), "ipv6-documentation-2024"),
+    ("https://[5f00::1]/in", _is("5f00::1", "5f00::1", "reserved"), "srv6-sids"),
+    ("https://192.0.0.8/in", _is("192.0.0.8", "192.0.0.8", "reserved"), "ietf-protocol-assignments"),
     # names
     ("https://localhost/in", "The host localhost is a local name, not a public one (loopback).", "localhost"),
     ("https://LocalHost./in", "The host localhost. is a local name, not a public one (loopback).", "localhost-dot"),
@@ -165,6 +196,13 @@ def test_registration_refuses_every_spelling_naming_the_rule(sandbox_client, res
         "https://hooks.example.com/in?token=1",
         "https://8.8.8.8:8443/in",
         "https://[2606:4700:4700::1111]/in",
+        # globally reachable special-purpose addresses (IANA says so), and NAT64 of a public address
+        "https://192.0.0.9/in",
+        "https://[2001:1::1]/in",
+        "https://[2001:20::1]/in",
+        "https://192.31.196.1/in",
+        "https://[2001:4:112::1]/in",
+        "https://[64:ff9b::808:808]/in",
         "https://hooks.example.com:443/in",
         "https://xn--bcher-kva.example/in",
         "https://hooks.example.com./in",
@@ -273,3 +311,13 @@ def test_allowing_private_urls_lifts_the_address_localhost_and_port_rules_only(s
     for address, message in kept.items():
         response = sandbox_client.post(url(SANDBOX, "webhook-list"), {"url": address}, format="json")
         assert response.json() == refused(message)
+
+
+def test_the_registry_entries_netaddr_lacks_are_still_missing_from_it():
+    """REGISTERED_AFTER_NETADDR fills in what netaddr's copy of IANA's registry does not hold yet; once a newer
+    netaddr knows them, this fails and the supplement goes."""
+    from netaddr import IPAddress
+
+    from webhooks.addresses import REGISTERED_AFTER_NETADDR
+
+    assert all(IPAddress(str(network.network_address)).is_global() for network in REGISTERED_AFTER_NETADDR)
