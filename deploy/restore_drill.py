@@ -49,7 +49,6 @@ from deploy.restore_traffic import PUSH_PATH, SEED_AND_PLATFORM_KEY, Pushers, ap
 from deploy.topology import _kill, _start, _wait_ready, call
 
 ROOT = Path(__file__).resolve().parent.parent
-_UTC_MICROSECONDS = "to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
 
 
 @dataclasses.dataclass
@@ -110,7 +109,7 @@ def _stored(cluster: Cluster) -> tuple[set[str], list[ProjectState]]:
     tokens = cluster.sql("SELECT coalesce(json_agg(data->>'push'), '[]') FROM ingest_rawpush", database="service")
     projects = cluster.sql(
         "SELECT coalesce(json_agg(json_build_array(id, external_id, (source_data->>'n')::int, "
-        f"{_UTC_MICROSECONDS.format('updated_date')})), '[]') FROM projects_project",
+        "to_char(updated_date AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'))), '[]') FROM projects_project",
         database="service",
     )
     return set(json.loads(tokens)), [ProjectState(str(uuid.UUID(p[0])), *p[1:]) for p in json.loads(projects)]
@@ -157,7 +156,7 @@ class LostTimeline:
     target_time: str  # as the database's clock read it: pgbackrest's --target
     target: Target
     pushes: list[Push]
-    refused: int  # pushes answered other than 2xx
+    unanswered: list[str]  # pushes never answered 2xx
     watermark: str  # a partner's follower's position before the target
     cursor: str  # the platform's feed follower's cursor before the target,
     cursor_position: str  # the updatedDate it points after
@@ -261,7 +260,7 @@ class Drill:
             "pushes acknowledged before it": len(sides["before"]),
             "pushes in flight as it was read": len(sides["in flight"]),
             "pushes sent after it": len(sides["after"]),
-            "non-2xx answers to pushes": dict(pushers.refused),
+            "non-2xx answers to pushes (each sent again)": dict(pushers.refused),
         }
         if sides["before"]:
             last_2xx = max(push.acknowledged_at for push in sides["before"])
@@ -270,7 +269,7 @@ class Drill:
             target_time=target_time,
             target=target,
             pushes=pushers.pushes,
-            refused=sum(pushers.refused.values()),
+            unanswered=pushers.unanswered,
             watermark=watermark,
             cursor=cursor,
             cursor_position=fed[-1].updated_date,
@@ -287,7 +286,11 @@ class Drill:
         with self.phases.timed("recovery to the target, promoted"):
             with open(self.restored.data / "postgresql.auto.conf", "a") as conf:
                 conf.write(f"port = {self.restored.port}\n")
-            self.restored.start()
+            try:
+                self.restored.start()
+            except subprocess.CalledProcessError as error:
+                log = self.restored.log.read_text().splitlines()[-8:]
+                raise RuntimeError("the restored cluster did not start:\n" + "\n".join(log)) from error
             _wait_promoted(self.restored)
         self.report["restore"] = {
             "restore seconds": self.phases.seconds["restore"],
@@ -302,7 +305,7 @@ class Drill:
         expected = expected_projects(lost.pushes, tokens)
         found = self.mismatches
         found += raw_push_mismatches(lost.pushes, lost.target, tokens) + project_mismatches(expected, projects, "SQL")
-        found += [f"{lost.refused} pushes answered other than 2xx before the loss"] if lost.refused else []
+        found += [f"push {token} was never answered 2xx" for token in lost.unanswered]
 
         from_start = pull(base, headers["reader"])
         found += follower_mismatches(from_start, expected, "the partner's pull from the start")

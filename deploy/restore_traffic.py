@@ -23,13 +23,17 @@ print(platform_key_issue(name="restore-drill", scope=PlatformKeyScope.READ)[1])
 
 
 class Pushers:
-    """Threads pushing through the API, each owning its records (new ones now and then); every acknowledged push is
-    kept with tickets from one counter, which order it against the target (deploy/restore_checks.py)."""
+    """Threads pushing through the API, each owning its records (new ones now and then) and sending each push again
+    until a 2xx, as a partner's CRM does (a push is safe to repeat); every acknowledged push is kept with tickets
+    from one counter, which order it against the target (deploy/restore_checks.py)."""
+
+    ATTEMPTS = 10  # then the push is counted unanswered: a mismatch, the service did not serve it
 
     def __init__(self, base: str, headers: dict, count: int) -> None:
         self.base, self.headers, self.count = base, headers, count
         self.pushes: list[Push] = []
-        self.refused: Counter = Counter()  # non-2xx answers: none is expected here
+        self.refused: Counter = Counter()  # non-2xx answers, each followed by a resend
+        self.unanswered: list[str] = []  # pushes no attempt of which was answered 2xx
         self.stop = threading.Event()
         self._tickets = itertools.count(1)
         self._lock = threading.Lock()
@@ -57,26 +61,20 @@ class Pushers:
             if not records or random.random() < 0.2:
                 records.append(f"D{number}-{len(records)}")
             external_id, token = random.choice(records), f"{number}-{value}"
-            sent = self.ticket()
+            sent = self.ticket()  # the first attempt's: any attempt may be the one that commits
             body = {"id": external_id, "data": {"n": value, "push": token}}
-            status, _, answer = call(self.base, "POST", PUSH_PATH, self.headers, body)
-            acknowledged = self.ticket()
-            if status not in (200, 201):
+            for _ in range(self.ATTEMPTS):
+                status, _, answer = call(self.base, "POST", PUSH_PATH, self.headers, body)
+                if status in (200, 201):
+                    updated_date = instant(answer["updatedDate"])
+                    push = Push(token, external_id, value, sent, self.ticket(), answer["id"], updated_date, time.time())
+                    self.pushes.append(push)
+                    break
                 self.refused[status] += 1
-                time.sleep(0.05)
-                continue
-            self.pushes.append(
-                Push(
-                    token,
-                    external_id,
-                    value,
-                    sent,
-                    acknowledged,
-                    answer["id"],
-                    instant(answer["updatedDate"]),
-                    time.time(),
-                )
-            )
+                time.sleep(0.2)
+            else:
+                self.unanswered.append(token)
+                return  # its record's state is unknown from here: this pusher stops
 
 
 def instant(text: str) -> str:

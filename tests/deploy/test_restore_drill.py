@@ -37,7 +37,6 @@ def test_a_backup_taken_under_pushes_restores_to_a_point_in_time(tmp_path):
     assert report["mismatches"] == []
     target, checked = report["target"], report["checked"]
     assert target["pushes acknowledged before it"] > 0 and target["pushes sent after it"] > 0, target
-    assert target["non-2xx answers to pushes"] == {}
     assert checked["pushes acknowledged before the target, found"] == target["pushes acknowledged before it"]
     assert checked["pushes sent after the target, found"] == 0
     assert checked["raw pushes stored"] == (
