@@ -127,30 +127,47 @@ max_connections = 60
 """
 
 
+def server_directory(prefix: str) -> Path:
+    """A new temporary directory the database server's user owns, for clusters, their sockets and their logs."""
+    directory = Path(tempfile.mkdtemp(prefix=prefix))
+    os.chmod(directory, 0o755)
+    if os.geteuid() == 0:
+        shutil.chown(directory, "postgres", "postgres")
+    return directory
+
+
+def primary_init(cluster: Cluster, *, sockets: Path, settings: dict[str, str] | None = None) -> None:
+    """initdb a primary into cluster.data, listening on its port and in `sockets`, with these settings added."""
+    subprocess.run(
+        _as_server_user(
+            [str(cluster.bin / "initdb"), "-D", str(cluster.data), "-U", "postgres", "-A", "trust", "--no-sync"]
+        ),
+        check=True,
+        capture_output=True,
+    )
+    with open(cluster.data / "postgresql.conf", "a") as conf:
+        conf.write(_SETTINGS.format(port=cluster.port, sockets=sockets))
+        conf.writelines(_setting_line(name, value) for name, value in (settings or {}).items())
+    with open(cluster.data / "pg_hba.conf", "a") as hba:
+        hba.write("host replication all 127.0.0.1/32 trust\n")
+
+
+def _setting_line(name: str, value: str) -> str:
+    quoted = value.replace("'", "''")
+    return f"{name} = '{quoted}'\n"
+
+
 @contextlib.contextmanager
 def streaming_pair() -> Iterator[StreamingPair]:
     """A primary and its hot standby, replaying over streaming replication; both stopped and removed after."""
     bin = binaries()
     if bin is None:
         raise RuntimeError("no PostgreSQL binaries")
-    directory = Path(tempfile.mkdtemp(prefix="replicas-"))
-    os.chmod(directory, 0o755)
-    if os.geteuid() == 0:
-        shutil.chown(directory, "postgres", "postgres")
+    directory = server_directory("replicas-")
     primary = Cluster(bin, directory / "primary", free_port(), directory / "primary.log")
     standby = Cluster(bin, directory / "standby", free_port(), directory / "standby.log")
     try:
-        subprocess.run(
-            _as_server_user(
-                [str(bin / "initdb"), "-D", str(primary.data), "-U", "postgres", "-A", "trust", "--no-sync"]
-            ),
-            check=True,
-            capture_output=True,
-        )
-        with open(primary.data / "postgresql.conf", "a") as conf:
-            conf.write(_SETTINGS.format(port=primary.port, sockets=directory))
-        with open(primary.data / "pg_hba.conf", "a") as hba:
-            hba.write("host replication all 127.0.0.1/32 trust\n")
+        primary_init(primary, sockets=directory)
         primary.start()
         subprocess.run(
             _as_server_user(
