@@ -387,13 +387,11 @@ def up(
     try:
         cluster.pids["etcd"] = _daemon(etcd_command(cluster), directory / "etcd.log")
         _wait_for_port(cluster.etcd_port)
-        cluster.start_node(cluster.nodes[0])
+        for node in cluster.nodes:  # one of them takes the initialize key and bootstraps, the others clone it
+            cluster.start_node(node)
         cluster.save()
         cluster.pids["haproxy"] = _daemon(["haproxy", "-f", str(directory / "haproxy.cfg")], directory / "haproxy.log")
         cluster.wait_leader(timeout=120)
-        for node in cluster.nodes[1:]:
-            cluster.start_node(node)
-        cluster.save()
         cluster.pids["pgbouncer"] = _daemon(
             ["pgbouncer", str(directory / "pgbouncer.ini")], directory / "pgbouncer.out", server_user=True
         )
