@@ -14,9 +14,7 @@ from django.db import InternalError, connection
 from projects.models import Project
 from tests.conftest import SANDBOX, problem, url
 
-DATABASE_DOWN = (
-    "The database is briefly unreachable. Send the request again shortly; a push is safe to repeat."
-)
+DATABASE_DOWN = "The database is briefly unreachable. Send the request again shortly; a push is safe to repeat."
 
 
 def assert_unavailable(response) -> None:
