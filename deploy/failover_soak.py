@@ -28,12 +28,21 @@ import tempfile
 import threading
 import time
 import urllib.request
-import uuid
 from pathlib import Path
 
 from deploy.local_cluster import free_port
 from deploy.patroni_cluster import PatroniCluster, patroni_cluster, sql
-from deploy.topology import PASSWORD, ROOT, Soak, _kill, _start, _wait_ready, call
+from deploy.topology import (
+    PASSWORD,
+    ROOT,
+    Soak,
+    _kill,
+    _start,
+    _wait_ready,
+    follower_counts,
+    service_environment,
+    soak_keys,
+)
 
 SEED = f"""
 import io, json
@@ -76,24 +85,10 @@ class FailoverSoak(Soak):
             if kind == "push":
                 self.answers.append((time.monotonic(), status))
 
-    def pusher(self, number: int) -> None:
-        ids = [f"T{number}-{n}" for n in range(25)]
-        for value in itertools.count(1):
-            if self.stop.is_set():
-                return
-            external_id = ids[value % len(ids)]
-            while True:  # until acknowledged: a push is safe to repeat
-                status, _, _ = call(
-                    self.base, "POST", "/sandbox/api/v1/externals/push", self.keys["writer"],
-                    {"id": external_id, "data": {"n": value}},
-                )  # fmt: skip
-                self.count("push", status)
-                if status in (200, 201):
-                    with self._lock:
-                        self.acknowledged[external_id] = value
-                        self.pushed.add((external_id, value))
-                    break
-                time.sleep(0.05)
+    def acknowledge(self, external_id: str, value: int) -> None:
+        with self._lock:
+            super().acknowledge(external_id, value)
+            self.pushed.add((external_id, value))
 
     def writes_back(self, since: float) -> dict:
         """From `since`: when the first push was acknowledged, and the longest time between two acknowledgements
@@ -120,20 +115,7 @@ def run(seconds: float, pause: float, logs: Path, *, rejoin: bool = True, nodes:
         receiver = _start(
             [python, "bench/webhook_receiver.py", str(receiver_port)], dict(os.environ), logs / "hooks.log"
         )
-        environment = {
-            **os.environ,
-            "DEBUG": "0",
-            "SECRET_KEY": "failover-soak-only-" + "x" * 40,
-            "ALLOWED_HOSTS": "127.0.0.1",
-            "REDIS_URL": os.environ.get("TOPOLOGY_REDIS_URL", "redis://127.0.0.1:6379/13"),
-            "CACHE_KEY_PREFIX": f"failover-{uuid.uuid4().hex[:8]}",
-            "CLIENT_ID_RATE_LIMIT_PER_MINUTE": "0",
-            "CLIENT_ID_RECORD_LIMIT_PER_MINUTE": "0",
-            "WEBHOOK_ALLOW_PRIVATE_URLS": "1",
-            "WORKERS": "2",
-            "THREADS": "8",
-            **cluster.worker_urls(),
-        }
+        environment = {**service_environment("failover"), "WEBHOOK_ALLOW_PRIVATE_URLS": "1", **cluster.worker_urls()}
         web_environment = {**environment, **cluster.web_urls()}
         manage = [python, "manage.py"]
         subprocess.run([*manage, "migrate", "--no-input", "-v0"], cwd=ROOT, env=environment, check=True)
@@ -154,18 +136,7 @@ def run(seconds: float, pause: float, logs: Path, *, rejoin: bool = True, nodes:
         try:
             _wait_ready(web_port)
             base = f"http://127.0.0.1:{web_port}"
-            status, _, body = call(
-                base, "POST", "/sandbox/api/v1/auth/email/login", {},
-                {"email": "failover@example.com", "password": PASSWORD},
-            )  # fmt: skip
-            assert status == 200, (status, body)
-            token = {"Authorization": f"Bearer {body['token']}"}
-            keys = {
-                "writer": {**token, "ClientID": writer_client_id},
-                "reader": {**token, "ClientID": reader_client_id},
-                "platform_writer": {"Authorization": f"Bearer {platform_keys['writer']}"},
-                "platform_reader": {"Authorization": f"Bearer {platform_keys['reader']}"},
-            }
+            keys = soak_keys(base, "failover@example.com", (writer_client_id, reader_client_id), platform_keys)
             ready = time.monotonic() - started
             report = _soak(base, keys, seconds, pause, cluster, receiver_port, rejoin=rejoin)
             report["setup (s)"] = {"cluster up": round(cluster_up, 1), "service ready": round(ready, 1)}
@@ -297,15 +268,7 @@ def _followers_and_projects(soak: FailoverSoak, leader: int) -> dict:
         "acknowledged patches lost": sum(1 for key, note in soak.noted.items() if notes.get(key) != note),
     }
     for name, seen in soak.seen.items():
-        last = {}
-        for project_id, stamp in seen:
-            last[project_id] = stamp
-        report[f"{name} follower"] = {
-            "versions seen": len(seen),
-            "seen twice": len(seen) - len(set(seen)),
-            "out of order": sum(1 for before, after in itertools.pairwise(seen) if after[1] <= before[1]),
-            "final versions missed": sum(1 for project_id, stamp in versions.items() if last.get(project_id) != stamp),
-        }
+        report[f"{name} follower"] = follower_counts(seen, versions)
     errors = collections.Counter()
     for counts in soak.statuses.values():
         errors.update({str(status): n for status, n in counts.items() if status >= 500})
