@@ -91,9 +91,12 @@ class Soak:
                 )  # fmt: skip
                 self.count("push", status)
                 if status in (200, 201):
-                    self.acknowledged[external_id] = value
+                    self.acknowledge(external_id, value)
                     break
                 time.sleep(0.05)
+
+    def acknowledge(self, external_id: str, value: int) -> None:
+        self.acknowledged[external_id] = value
 
     def patcher(self) -> None:
         while not self.stop.is_set():
@@ -152,6 +155,37 @@ class Soak:
                 time.sleep(0.1)
 
 
+def service_environment(name: str) -> dict[str, str]:
+    """The web servers' and workers' environment but for the database: production's settings, a Redis database
+    of its own keys (TOPOLOGY_REDIS_URL, default the local Redis's database 13), no rate limits."""
+    return {
+        **os.environ,
+        "DEBUG": "0",
+        "SECRET_KEY": f"{name}-only-" + "x" * 40,
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "REDIS_URL": os.environ.get("TOPOLOGY_REDIS_URL", "redis://127.0.0.1:6379/13"),
+        "CACHE_KEY_PREFIX": f"{name}-{uuid.uuid4().hex[:8]}",
+        "CLIENT_ID_RATE_LIMIT_PER_MINUTE": "0",
+        "CLIENT_ID_RECORD_LIMIT_PER_MINUTE": "0",
+        "WORKERS": "2",
+        "THREADS": "8",
+    }
+
+
+def soak_keys(base: str, email: str, client_ids: tuple[str, str], platform_keys: dict[str, str]) -> dict:
+    """The soak's credentials: the partner user's token (logged in through the API) with the writing and the reading
+    ClientID, and the platform's writing and read-only keys."""
+    status, _, body = call(base, "POST", "/sandbox/api/v1/auth/email/login", {}, {"email": email, "password": PASSWORD})
+    assert status == 200, (status, body)
+    token = {"Authorization": f"Bearer {body['token']}"}
+    return {
+        "writer": {**token, "ClientID": client_ids[0]},
+        "reader": {**token, "ClientID": client_ids[1]},
+        "platform_writer": {"Authorization": f"Bearer {platform_keys['writer']}"},
+        "platform_reader": {"Authorization": f"Bearer {platform_keys['reader']}"},
+    }
+
+
 def _start(command: list[str], environment: dict, log: Path) -> subprocess.Popen:
     return subprocess.Popen(
         command, cwd=ROOT, env=environment, stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True
@@ -183,19 +217,7 @@ def run(seconds: float, logs: Path) -> dict:
         pair.primary.sql("ALTER DATABASE service SET jit = off")  # PgBouncer does not pass the service's options
         with pgbouncer(pair) as bouncer:
             direct = pair.primary.url("service")
-            environment = {
-                **os.environ,
-                "DEBUG": "0",
-                "SECRET_KEY": "topology-only-" + "x" * 40,
-                "ALLOWED_HOSTS": "127.0.0.1",
-                "REDIS_URL": os.environ.get("TOPOLOGY_REDIS_URL", "redis://127.0.0.1:6379/13"),
-                "CACHE_KEY_PREFIX": f"topology-{uuid.uuid4().hex[:8]}",
-                "CLIENT_ID_RATE_LIMIT_PER_MINUTE": "0",
-                "CLIENT_ID_RECORD_LIMIT_PER_MINUTE": "0",
-                "WORKERS": "2",
-                "THREADS": "8",
-                "DATABASE_URL": direct,
-            }
+            environment = {**service_environment("topology"), "DATABASE_URL": direct}
             web_environment = {
                 **environment,
                 "DATABASE_URL": f"postgres://postgres@127.0.0.1:{bouncer}/service",
@@ -232,18 +254,7 @@ def run(seconds: float, logs: Path) -> dict:
                     _wait_ready(port)
                 with haproxy(web_ports) as balancer:
                     base = f"http://127.0.0.1:{balancer}"
-                    status, _, body = call(
-                        base, "POST", "/sandbox/api/v1/auth/email/login", {},
-                        {"email": "topology@example.com", "password": PASSWORD},
-                    )  # fmt: skip
-                    assert status == 200, (status, body)
-                    token = {"Authorization": f"Bearer {body['token']}"}
-                    keys = {
-                        "writer": {**token, "ClientID": writer_client_id},
-                        "reader": {**token, "ClientID": reader_client_id},
-                        "platform_writer": {"Authorization": f"Bearer {platform_keys['writer']}"},
-                        "platform_reader": {"Authorization": f"Bearer {platform_keys['reader']}"},
-                    }
+                    keys = soak_keys(base, "topology@example.com", (writer_client_id, reader_client_id), platform_keys)
                     report = _soak(base, keys, seconds, pair, webs, direct_sql=pair.primary)
                     report["reads served by web server 2, by database"] = _routed_reads(web_ports[1])
                     return report
@@ -297,6 +308,17 @@ def _routed_reads(port: int) -> dict[str, float]:
     return dict(served)
 
 
+def follower_counts(seen: list[tuple[str, str]], versions: dict[str, str]) -> dict[str, int]:
+    """What a follower saw ((project id, updatedDate) in the order served) against the projects' final versions."""
+    last = dict(seen)
+    return {
+        "versions seen": len(seen),
+        "seen twice": len(seen) - len(set(seen)),
+        "out of order": sum(1 for before, after in itertools.pairwise(seen) if after[1] <= before[1]),
+        "final versions missed": sum(1 for project_id, stamp in versions.items() if last.get(project_id) != stamp),
+    }
+
+
 def _report(soak: Soak, faults: list[str], primary) -> dict:
     rows = primary.sql(
         "SELECT json_agg(json_build_array(id, external_id, source_data->'n', platform_note, "
@@ -318,15 +340,7 @@ def _report(soak: Soak, faults: list[str], primary) -> dict:
         "acknowledged writes lost": len(lost_pushes) + len(lost_patches),
     }
     for name, seen in soak.seen.items():
-        last = {}
-        for project_id, stamp in seen:
-            last[project_id] = stamp
-        report[f"{name} follower"] = {
-            "versions seen": len(seen),
-            "seen twice": len(seen) - len(set(seen)),
-            "out of order": sum(1 for before, after in itertools.pairwise(seen) if after[1] <= before[1]),
-            "final versions missed": sum(1 for project_id, stamp in versions.items() if last.get(project_id) != stamp),
-        }
+        report[f"{name} follower"] = follower_counts(seen, versions)
     report["5xx answers"] = sum(n for counts in soak.statuses.values() for s, n in counts.items() if s >= 500)
     return report
 

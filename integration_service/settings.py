@@ -125,6 +125,17 @@ def _database(url: str | None) -> dict:
         database["ENGINE"] = "core.db.postgresql"
         # A database host that drops packets must not hold a request (or /readyz) until the kernel gives up on TCP.
         database["OPTIONS"]["connect_timeout"] = env_int("DATABASE_CONNECT_TIMEOUT_SECONDS", 5)
+        # A leader lost without closing its connections (a machine gone, a cut network) must not hold a worker's
+        # idle LISTEN connection or a statement in flight for the hours TCP's defaults take: keepalives find a
+        # silent peer within the bound, the TCP user timeout data it never acknowledges (docs/deploy.md).
+        if (dead_after := env_int("DATABASE_DEAD_CONNECTION_SECONDS", 30)) > 0:
+            database["OPTIONS"].update(
+                keepalives=1,
+                keepalives_idle=max(1, dead_after // 3),
+                keepalives_interval=max(1, dead_after // 6),
+                keepalives_count=4,
+                tcp_user_timeout=dead_after * 1000,
+            )
         # PostgreSQL's JIT compiles a long expression for seconds once a plan's estimated cost passes
         # jit_above_cost: the JSON projects/json_sql.py has the database write, on a deep page or an export (10.5 s
         # for one 2,000-row fetch). Statements as short as the service's gain nothing from it: off everywhere.

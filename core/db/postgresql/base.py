@@ -7,12 +7,16 @@ every request of that connection would fail until the connection closed. Outside
 run again once after `DEALLOCATE ALL`, which psycopg notices and forgets its own prepared statements by; inside one,
 the transaction is lost anyway, so the error stands and the connection is closed, and the next request opens one
 with nothing prepared.
+
+A commit PostgreSQL reports with a cancelled wait for the synchronous standby raises OperationalError (an outage's
+503): it is on the leader only, and acknowledging it would lose it in a failover (docs/deploy.md, "High
+availability").
 """
 
 from collections.abc import Callable
 from typing import Any
 
-from django.db import NotSupportedError
+from django.db import NotSupportedError, OperationalError
 from django.db.backends.postgresql import base
 
 _STALE_PLAN = "cached plan must not change result type"
@@ -40,7 +44,48 @@ def replanned_after_a_schema_change(
         return execute(sql, params, many, context)
 
 
+# PostgreSQL's warning when a commit's wait for the synchronous standby is cancelled (pg_cancel_backend, a client's
+# cancel request): the commit stands on the leader, the standby may not have it, a failover would lose it.
+_WAIT_CANCELLED = "canceling wait for synchronous replication"
+UNCONFIRMED = (
+    "The commit was not confirmed by the synchronous standby (its wait was cancelled): not acknowledged, since a "
+    "failover could lose it; repeating the request is safe."
+)
+
+
+def confirmed_in_autocommit(
+    execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]
+) -> Any:
+    """An execute wrapper: a statement outside a transaction commits by itself; its commit is confirmed or refused
+    as `DatabaseWrapper._commit` does a transaction's."""
+    database = context["connection"]
+    result = execute(sql, params, many, context)
+    if not database.in_atomic_block:
+        database.unconfirmed_commit_refuse()
+    return result
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.execute_wrappers.append(replanned_after_a_schema_change)
+        self.execute_wrappers.extend([replanned_after_a_schema_change, confirmed_in_autocommit])
+        self._commit_unconfirmed = False
+
+    def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
+        connection = super().get_new_connection(conn_params)
+        connection.add_notice_handler(self._notice)
+        return connection
+
+    def _notice(self, diagnostic: Any) -> None:
+        if (diagnostic.message_primary or "").startswith(_WAIT_CANCELLED):
+            self._commit_unconfirmed = True
+
+    def unconfirmed_commit_refuse(self) -> None:
+        if self._commit_unconfirmed:
+            self._commit_unconfirmed = False
+            raise OperationalError(UNCONFIRMED)
+
+    def _commit(self) -> None:
+        self._commit_unconfirmed = False
+        super()._commit()
+        self.unconfirmed_commit_refuse()

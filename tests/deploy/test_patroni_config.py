@@ -1,0 +1,139 @@
+"""The Patroni cluster's configuration templates (deploy/patroni_cluster.py, docs/deploy.md "High availability") and the
+failover soak's verdict (deploy/failover_soak.py). The cluster itself is built and failed over by the soak, which CI
+runs in short form (.ci/run); these check, without starting anything, what each file routes to and what the soak
+calls a failure."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from deploy.failover_soak import failures
+from deploy.patroni_cluster import Node, PatroniCluster, haproxy_cfg, patroni_yml, pgbouncer_ini, up
+
+
+def cluster(synchronous: str = "on") -> PatroniCluster:
+    nodes = [
+        Node(name=f"node{n}", pg_port=6000 + n, rest_port=8000 + n, data=f"/srv/node{n}", config=f"/srv/node{n}.yml",
+             log=f"/srv/node{n}.log")
+        for n in (1, 2, 3)
+    ]  # fmt: skip
+    return PatroniCluster(
+        directory="/srv", synchronous=synchronous, etcd_port=2379, etcd_peer_port=2380, primary_port=5000,
+        replica_port=5001, stats_port=7000, pgbouncer_port=6432, nodes=nodes,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("mode", "synchronous", "strict"), [("on", True, False), ("strict", True, True), ("off", False, False)]
+)
+def test_the_synchronous_setting_is_patroni_s_synchronous_mode(mode, synchronous, strict):
+    config = json.loads(patroni_yml(cluster(mode), cluster(mode).nodes[0], bin_dir=Path("/usr/lib/postgresql/15/bin")))
+
+    dcs = config["bootstrap"]["dcs"]
+    assert (dcs["synchronous_mode"], dcs["synchronous_mode_strict"]) == (synchronous, strict)
+    assert dcs["primary_start_timeout"] == 0
+    assert dcs["loop_wait"] + 2 * dcs["retry_timeout"] <= dcs["ttl"]  # Patroni's own rule
+    assert dcs["postgresql"]["use_pg_rewind"] is True
+    assert dcs["postgresql"]["parameters"]["wal_log_hints"] == "on"  # pg_rewind needs it
+    assert config["restapi"]["listen"] == "127.0.0.1:8001"
+    assert config["postgresql"]["listen"] == "127.0.0.1:6001"
+    assert config["etcd3"]["hosts"] == ["127.0.0.1:2379"]
+
+
+def test_archiving_parameters_reach_every_node():
+    archiving = {"archive_mode": "on", "archive_command": "pgbackrest --stanza=integration archive-push %p"}
+    built = cluster()
+
+    for node in built.nodes:
+        parameters = json.loads(patroni_yml(built, node, bin_dir=Path("/bin"), parameters=archiving))["bootstrap"][
+            "dcs"
+        ]["postgresql"]["parameters"]
+        assert parameters["archive_mode"] == "on"
+        assert parameters["archive_command"] == archiving["archive_command"]
+
+
+def test_haproxy_routes_the_leader_on_primary_and_the_replicas_on_replica_and_cuts_a_demoted_node_s_sessions():
+    config = haproxy_cfg(cluster())
+    primary = config.split("listen primary")[1].split("listen replicas")[0]
+    replicas = config.split("listen replicas")[1]
+
+    assert "bind 127.0.0.1:5000" in primary and "option httpchk GET /primary" in primary
+    assert "bind 127.0.0.1:5001" in replicas and "option httpchk GET /replica" in replicas
+    for section in (primary, replicas):
+        assert "http-check expect status 200" in section
+        assert "on-marked-down shutdown-sessions" in section
+        for n in (1, 2, 3):
+            assert f"server node{n} 127.0.0.1:600{n} maxconn 200 check port 800{n}" in section
+    assert "mode tcp" in config.split("listen stats")[0]
+
+
+def test_pgbouncer_reaches_the_cluster_only_through_haproxy():
+    config = pgbouncer_ini(cluster())
+
+    assert "service = host=127.0.0.1 port=5000 dbname=service" in config
+    assert "service_replica = host=127.0.0.1 port=5001 dbname=service" in config
+    assert "pool_mode = transaction" in config
+    assert not any(f"port=600{n}" in config for n in (1, 2, 3))
+
+
+def test_the_service_s_routes_never_name_a_node():
+    built = cluster()
+
+    assert built.web_urls()["DATABASE_URL"] == "postgres://postgres@127.0.0.1:6432/service"
+    assert built.web_urls()["DATABASE_REPLICA_URLS"] == "postgres://postgres@127.0.0.1:6432/service_replica"
+    assert built.worker_urls() == {"DATABASE_URL": "postgres://postgres@127.0.0.1:5000/service"}
+
+
+def test_an_unknown_synchronous_mode_is_refused_before_anything_starts(monkeypatch, tmp_path):
+    monkeypatch.setenv("HA_SYNCHRONOUS_MODE", "sometimes")
+
+    with pytest.raises(ValueError, match="HA_SYNCHRONOUS_MODE is one of on, strict, off"):
+        up(directory=tmp_path / "cluster")
+    assert not (tmp_path / "cluster").exists()
+
+
+def clean_report() -> dict:
+    follower = {"versions seen": 10, "seen twice": 0, "out of order": 0, "final versions missed": 0}
+    return {
+        "acknowledged pushes without their raw push": 0,
+        "acknowledged pushes whose project does not hold the last value": 0,
+        "acknowledged patches lost": 0,
+        "partner follower": dict(follower),
+        "platform follower": dict(follower),
+        "webhooks": {"events not delivered": 0, "delivered for an event the leader does not hold": 0},
+        "5xx answers": {"503": 40, "502": 1},
+        "events": {
+            "failover": {"first push acknowledged after (s)": 11.2},
+            "switchover": {"first push acknowledged after (s)": 0.3},
+        },
+    }
+
+
+def test_a_clean_soak_has_no_failure():
+    assert failures(clean_report()) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda r: r.update({"acknowledged pushes without their raw push": 3}),
+         "acknowledged pushes without their raw push"),
+        (lambda r: r["platform follower"].update({"seen twice": 1}), "platform follower: seen twice"),
+        (lambda r: r["partner follower"].update({"final versions missed": 2}),
+         "partner follower: final versions missed"),
+        (lambda r: r["webhooks"].update({"delivered for an event the leader does not hold": 1}),
+         "delivered for an event the leader does not hold"),
+        (lambda r: r["5xx answers"].update({"500": 1}), "1 answers 500"),
+        (lambda r: r["events"]["failover"].update({"first push acknowledged after (s)": 30.5}),
+         "failover: writes not back within 30 s (30.5)"),
+        (lambda r: r["events"]["switchover"].update({"first push acknowledged after (s)": None}),
+         "switchover: writes not back within 30 s (None)"),
+    ],
+    ids=["lost push", "doubled", "missed", "phantom webhook", "500", "slow failover", "no write after switchover"],
+)  # fmt: skip
+def test_each_kind_of_failure_is_reported(change, expected):
+    report = clean_report()
+    change(report)
+
+    assert failures(report) == [expected]
