@@ -51,6 +51,10 @@ _EPOCH_MAX_DIGITS = 20  # milliseconds to the year 9999 need 15
 REASON_VALUE_CHARS = 60  # a value quoted in a reason is cut here
 PHONE_MAX_CHARS = 250
 EMAIL_MAX_CHARS = 320  # RFC 3696's limit, which Django's validator applies too
+# No conversion reads more of a text than this (the longest canonical text, notes, holds 20,000 characters): white
+# space beyond it at either end is refused rather than stripped, and every other step checks a length first.
+TEXT_SCAN_MAX = 20_000
+CHOICE_MAX_CHARS = 1_000  # an enum's, a status's or a boolean's text: longer ones are none of the choices
 # What a conversion costs beyond reading its text, in the units of mappings/evaluation.py (about a nanosecond
 # where bench/mapping_prices.py measured them): the same whether a cache answers or not, so that a push maps alike
 # in every process.
@@ -72,12 +76,20 @@ TEXT_CHARACTER_UNITS = 4  # each character of a text: stripped, lower-cased, mat
 def conversion_units(value: Any, mapping_type: str, options: dict) -> int:
     """What converting `value` as `mapping_type` costs at most, and fitting it to its column."""
     units = CONVERSION_UNITS.get(mapping_type, 25_000) + TEXT_CHARACTER_UNITS * (
-        len(value) if isinstance(value, str) else 0
+        min(len(value), 2 * TEXT_SCAN_MAX) if isinstance(value, str) else 0
     )
     if mapping_type in ("date", "datetime"):
         formats = options.get("formats", ())
         units += FORMAT_UNITS * (len(formats) if isinstance(formats, list | tuple) else 0)
     return units
+
+
+def stripped(text: str) -> str:
+    """`text.strip()`, reading at most TEXT_SCAN_MAX characters of white space at either end: a text with more is
+    refused (ConversionError) rather than read to its end."""
+    if len(text) > TEXT_SCAN_MAX and (not text[:TEXT_SCAN_MAX].strip() or not text[-TEXT_SCAN_MAX:].strip()):
+        raise ConversionError(f"more than {TEXT_SCAN_MAX:,} characters of white space around the value")
+    return text.strip()
 
 
 def _single(value: Any) -> Any:
@@ -86,7 +98,7 @@ def _single(value: Any) -> Any:
         value = value[0]
     if isinstance(value, list | dict) and not value:
         return None
-    if isinstance(value, str) and not value.strip():
+    if isinstance(value, str) and not stripped(value):
         return None
     return value
 
@@ -130,7 +142,7 @@ def to_decimal(value: Any) -> Decimal:
         return _in_range(_float_decimal(value))
     if not isinstance(value, str):
         raise ConversionError("expected a number")
-    text = value.strip()
+    text = stripped(value)
     if len(text) > NUMBER_MAX_CHARS:
         raise ConversionError(f"number too long (more than {NUMBER_MAX_CHARS} characters)")
     if _GROUPED_NUMBER.match(text):
@@ -165,7 +177,7 @@ def convert_string(value: Any, options: dict) -> str:
         return "true" if value else "false"
     if isinstance(value, float):
         return format_decimal(_float_decimal(value))
-    return str(value).strip()
+    return stripped(str(value))
 
 
 def convert_integer(value: Any, options: dict) -> int:
@@ -185,7 +197,8 @@ def convert_boolean(value: Any, options: dict) -> bool:
         return value
     if isinstance(value, int | float) and value in (0, 1):
         return bool(value)
-    text = str(value).strip().lower()
+    text = stripped(str(value))
+    text = text.lower() if len(text) <= CHOICE_MAX_CHARS else ""
     if text in _TRUE:
         return True
     if text in _FALSE:
@@ -218,9 +231,11 @@ def _parse_moment(value: Any, options: dict) -> date | datetime | None:
         raise ConversionError("expected a date, got a boolean")
     if isinstance(value, int | float):
         return None if value == 0 else _epoch(value)
-    text = str(value).strip()
-    if len(text) > max(DATE_MAX_CHARS, _EPOCH_MAX_DIGITS + 1):  # before any pattern reads it
-        raise ConversionError("epoch timestamp out of range" if _DIGITS.match(text) else _NOT_A_DATE)
+    text = stripped(str(value))
+    if len(text) > DATE_MAX_CHARS:  # before any pattern reads it
+        # Digits at both ends: an epoch number (the middle is not read; either way, no date)
+        digits = _DIGITS.match(text[:100]) and _DIGITS.match(text[-100:].lstrip("+-"))
+        raise ConversionError("epoch timestamp out of range" if digits else _NOT_A_DATE)
     if _DIGITS.match(text) and len(text.lstrip("+-")) != 8:  # 8 digits is a basic ISO date, 20260310
         if len(text) > _EPOCH_MAX_DIGITS:
             raise ConversionError("epoch timestamp out of range")
@@ -327,7 +342,7 @@ def _enum_table(values: dict) -> dict[str, str]:
 
 def convert_enum(value: Any, options: dict) -> str:
     text = convert_string(value, options)
-    canonical = _enum_table(options["values"]).get(text.lower())
+    canonical = _enum_table(options["values"]).get(text.lower()) if len(text) <= CHOICE_MAX_CHARS else None
     if canonical is None:
         raise ConversionError(f"'{quoted(text)}' is not one of the mapped values")
     return canonical

@@ -11,10 +11,11 @@ Converting the value a rule found is priced too (mappings/normalization.py `conv
 The rules of one push share one allowance: PUSH_BASE_UNITS, plus UNITS_PER_BYTE for each byte of the data they
 read, as compact JSON (measured once, when the base runs out, or given by the push, which measured it anyway). That
 is less than the service spends on the push whatever its mapping (reading, checking, merging and storing it), the
-least of which is a later push's few milliseconds for a megabyte of accumulated source data. Each rule spends what
-the rules before it left, less RULE_RESERVE_UNITS kept for each rule after it, so one greedy rule cannot starve an
-ordinary one; past that it stops at once with EvaluationBudgetExceeded, which normalization turns into an issue on
-its field while the other fields and the push go on.
+least of which is a later push's few milliseconds for a megabyte of accumulated source data. Each rule is owed an
+equal share of it, and what a rule leaves passes to the rules after it: a rule may spend what is left but the shares
+of the rules after it, so one greedy rule cannot starve an ordinary one. Past that it stops at once with
+EvaluationBudgetExceeded, which normalization turns into an issue on its field while the other fields and the push
+go on.
 """
 
 import json
@@ -36,7 +37,6 @@ PIECE_UNITS = 2_000  # a piece to_string's encoder writes (a value, a key, a bra
 # What a push's rules share: a base, and UNITS_PER_BYTE for each byte of their data as compact JSON.
 PUSH_BASE_UNITS = 1_000_000
 UNITS_PER_BYTE = 1
-RULE_RESERVE_UNITS = 20_000  # kept for each later rule: a key path and an ordinary conversion
 # The latest pushes or projects a section of an operator's page evaluates rules on, and how long it may spend on
 # them: past either, it shows what it evaluated so far and says on how many.
 OPERATOR_PAGE_SAMPLE = 200
@@ -61,12 +61,13 @@ def json_bytes(value: Any) -> int:
 
 
 class PushPool:
-    """The units a push's rules share: PUSH_BASE_UNITS, and UNITS_PER_BYTE a byte of `data` as compact JSON once
-    the base runs out (`size`: that size, when the caller measured it already)."""
+    """The units a push's `rules` (how many) share: PUSH_BASE_UNITS, and UNITS_PER_BYTE a byte of `data` as compact
+    JSON once the base runs out (`size`: that size, when the caller measured it already)."""
 
-    def __init__(self, data: Any, *, size: int | None = None) -> None:
+    def __init__(self, data: Any, *, size: int | None = None, rules: int = 1) -> None:
         self.data = data
         self.size = size
+        self.rules = max(rules, 1)
         self.allowance = PUSH_BASE_UNITS + (0 if size is None else UNITS_PER_BYTE * size)
         self.left = self.allowance
 
@@ -82,13 +83,14 @@ class PushPool:
 
 
 class EvaluationBudget:
-    """One rule's share of its push's pool (its own pool when none is given): it may spend what is left but
-    RULE_RESERVE_UNITS for each of `later` rules. `spend` raises EvaluationBudgetExceeded, spending nothing, when
-    the units are not there."""
+    """One rule's part of its push's pool (its own pool when none is given): it may spend what is left but the
+    equal shares of the `later` rules after it. `spend` raises EvaluationBudgetExceeded, spending nothing, when the
+    units are not there."""
 
     def __init__(self, data: Any, pool: PushPool | None = None, *, later: int = 0) -> None:
         self.pool = pool or PushPool(data)
-        self.floor = RULE_RESERVE_UNITS * later
+        self.later = later
+        self.floor = self.pool.allowance * later // self.pool.rules
 
     def spend(self, units: int) -> None:
         pool = self.pool
@@ -103,6 +105,7 @@ class EvaluationBudget:
             if not pool.extend():
                 pool.left += units
                 raise EvaluationBudgetExceeded(allowance=pool.allowance)
+            self.floor = pool.allowance * self.later // pool.rules
 
 
 def _size(value: Any) -> int:
@@ -218,10 +221,10 @@ class BoundedInterpreter(TreeInterpreter):
         self.pool = budget.pool
 
     def visit(self, node: dict, *args) -> Any:
-        pool = self.pool
-        pool.left -= VISIT_UNITS  # spend(VISIT_UNITS), inlined: this runs for every node of every element
-        if pool.left < self.budget.floor:
-            self.budget.short(VISIT_UNITS)
+        pool, budget = self.pool, self.budget
+        pool.left -= VISIT_UNITS  # budget.spend(VISIT_UNITS), inlined: this runs for every node of every element
+        if pool.left < budget.floor:
+            budget.short(VISIT_UNITS)
         method = self._method_cache.get(node["type"])
         if method is None:
             method = self._method_cache[node["type"]] = getattr(self, f"visit_{node['type']}", self.default_visit)

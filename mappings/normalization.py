@@ -15,11 +15,10 @@ from typing import Any
 
 import jmespath
 import pycountry
-
-from core.time import iso_datetime
 from jmespath.exceptions import JMESPathTypeError
 
-from mappings.converters import ConversionError, conversion_units, convert, quoted
+from core.time import iso_datetime
+from mappings.converters import CHOICE_MAX_CHARS, ConversionError, conversion_units, convert, quoted, stripped
 from mappings.evaluation import VISIT_UNITS, BoundedExpression, EvaluationBudget, EvaluationBudgetExceeded, PushPool
 from mappings.issue_values import has_unstorable_characters, issue
 from mappings.source_alternatives import search_alternatives
@@ -127,12 +126,14 @@ def _as_text(value: Any) -> str:
 def _fit_text(canonical: CanonicalField, value: Any) -> str:
     text = _as_text(value)
     if canonical.choices == "status":
-        status = text.strip().lower().replace(" ", "_").replace("-", "_")
+        text = stripped(text)
+        status = text.lower().replace(" ", "_").replace("-", "_") if len(text) <= CHOICE_MAX_CHARS else ""
         if status not in _STATUSES:
             raise ConversionError(f"not a project status ({_STATUS_LIST})")
         return status
     if canonical.choices == "currency":
-        code = text.strip().upper()
+        text = stripped(text)
+        code = text.upper() if len(text) <= CHOICE_MAX_CHARS else ""
         if code not in currency_codes():
             raise ConversionError("not an ISO 4217 currency code")
         return code
@@ -260,7 +261,7 @@ def normalize(data: dict, rules: Sequence[FieldRule], *, size: int | None = None
     values = {canonical.attname: None for canonical in CANONICAL_FIELDS}
     if not rules:
         return NormalizationResult(values=values, issues=[], mapping_status=MappingStatus.UNMAPPED)
-    issues, pool = [], PushPool(data, size=size)
+    issues, pool = [], PushPool(data, size=size, rules=len(rules))
     for index, rule in enumerate(rules):
         value, issue = apply_rule(rule, data, pool, later=len(rules) - index - 1)
         values[CANONICAL_FIELDS_BY_NAME[rule.field].attname] = value

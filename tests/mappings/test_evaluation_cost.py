@@ -25,13 +25,16 @@ LEAVES = ("visit_identity", "visit_current", "visit_literal", "visit_field")
 def steps(monkeypatch) -> dict:
     """Counts the leaves JMESPath's interpreter visits and the functions it calls, however the evaluation is priced."""
     counted = {"steps": 0}
-    for name in LEAVES:
 
-        def counting(self, node, value, _original=getattr(TreeInterpreter, name)):
+    def counting(original):
+        def counted_visit(self, node, value):
             counted["steps"] += 1
-            return _original(self, node, value)
+            return original(self, node, value)
 
-        monkeypatch.setattr(TreeInterpreter, name, counting)
+        return counted_visit
+
+    for name in LEAVES:
+        monkeypatch.setattr(TreeInterpreter, name, counting(getattr(TreeInterpreter, name)))
     call_function = functions.Functions.call_function
 
     def counting_call(self, name, args):
@@ -132,7 +135,9 @@ def test_the_conversions_of_a_push_are_paid_from_its_allowance(monkeypatch):
     monkeypatch.setattr(converters, "_strptime", lambda text, pattern: tried.append(pattern) or strptime(text, pattern))
     formats = [f"%d.%m.%Y {n}" for n in range(20)]
     rules = [
-        FieldRule(field.name, "v", "date", {"formats": formats}) for field in CANONICAL_FIELDS if field.kind in ("text", "date")
+        FieldRule(field.name, "v", "date", {"formats": formats})
+        for field in CANONICAL_FIELDS
+        if field.kind in ("text", "date")
     ]
 
     result = normalize({"v": "not a date"}, rules)
