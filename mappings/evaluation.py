@@ -98,6 +98,18 @@ class EvaluationBudget:
         if pool.left < self.floor:
             self.short(units)
 
+    def afford(self, units: int) -> bool:
+        """Spend `units` if they are there; False, spending nothing, if not."""
+        try:
+            self.spend(units)
+        except EvaluationBudgetExceeded:
+            return False
+        return True
+
+    def pays_for_pieces(self, piece: str) -> bool:
+        """Pay for a piece of text written (an issue's value): PIECE_UNITS and its characters."""
+        return self.afford(PIECE_UNITS + CHARACTER_UNITS * len(piece))
+
     def short(self, units: int) -> None:
         """After `units` were taken below the floor: the data's share added, or the units given back and refused."""
         pool = self.pool
@@ -142,31 +154,35 @@ def _sort_comparisons(count: int) -> int:
 
 
 def _price(name: str, args: list) -> int:
-    """What calling JMESPath's function `name` with `args` costs beyond CALL_UNITS, before it runs (the types of
-    `args` are not checked yet: a price is never refused for a wrong type, the call is)."""
+    """What calling JMESPath's function `name` with `args` costs beyond CALL_UNITS, from their sizes alone (nothing
+    is walked to price it; the types of `args` are not checked yet: a wrong type refuses the call, not the price).
+    The characters of compared strings are paid after it (`_compared_characters`)."""
     first = args[0] if args else None
     count = len(first) if isinstance(first, list | dict | str) else 0
     if name in ("sum", "avg", "max", "min"):  # the elements' types checked in Python, then compared or added
-        return count * ELEMENT_UNITS + CHARACTER_UNITS * _characters(first if isinstance(first, list) else ())
+        return count * ELEMENT_UNITS
     if name == "sort":
-        strings = _characters(first) if isinstance(first, list) else 0
-        return count * ELEMENT_UNITS + _sort_comparisons(count) * COPY_UNITS + CHARACTER_UNITS * strings
+        return count * ELEMENT_UNITS + _sort_comparisons(count) * COPY_UNITS
     if name in ("sort_by", "min_by", "max_by"):  # a key found (its visits paid apart) and checked per element
         return count * 2 * ELEMENT_UNITS + _sort_comparisons(count) * COPY_UNITS
-    if name == "map":
-        second = args[1] if len(args) > 1 else None
-        return (len(second) if isinstance(second, list) else 0) * ELEMENT_UNITS
-    if name == "join":  # its elements' types checked in Python; what it writes is paid by _func_join
+    if name in ("map", "join"):  # join: its elements' types checked in Python; what it writes is paid by _func_join
         second = args[1] if len(args) > 1 else None
         return (len(second) if isinstance(second, list) else 0) * ELEMENT_UNITS
     if name in ("keys", "values", "reverse", "merge"):  # copies in C (merge: every object's keys)
         copied = sum(len(arg) for arg in args if isinstance(arg, list | dict))
-        return copied * COPY_UNITS + CHARACTER_UNITS * _size(first if isinstance(first, str) else "")
+        return copied * COPY_UNITS + CHARACTER_UNITS * (len(first) if isinstance(first, str) else 0)
     if name in ("to_number", "starts_with", "ends_with"):
-        return CHARACTER_UNITS * _characters(args)
+        return CHARACTER_UNITS * sum(len(arg) for arg in args if isinstance(arg, str))
     if name == "not_null":
         return len(args) * COPY_UNITS
-    return 0  # abs, ceil, floor, length, type: O(1); contains, join, to_string pay as they go
+    return 0  # abs, ceil, floor, length, type, to_array: O(1); contains, to_string pay as they go
+
+
+def _compared_characters(name: str, args: list) -> int:
+    """The characters max, min and sort may compare among strings (walked only once their elements are paid)."""
+    if name in ("max", "min", "sort") and args and isinstance(args[0], list):
+        return CHARACTER_UNITS * _characters(args[0])
+    return 0
 
 
 class _BoundedFunctions(functions.Functions):
@@ -177,6 +193,7 @@ class _BoundedFunctions(functions.Functions):
 
     def call_function(self, function_name: str, resolved_args: list) -> Any:
         self.budget.spend(CALL_UNITS + _price(function_name, resolved_args))
+        self.budget.spend(_compared_characters(function_name, resolved_args))
         return super().call_function(function_name, resolved_args)
 
     @functions.signature({"types": ["array", "string"]}, {"types": []})
@@ -203,12 +220,57 @@ class _BoundedFunctions(functions.Functions):
             return arg
         if not isinstance(arg, list | dict):
             return json.dumps(arg, separators=(",", ":"), default=str)
-        chunks = []
-        budget = self.budget
-        for chunk in json.JSONEncoder(separators=(",", ":"), default=str).iterencode(arg):  # piece by piece
-            budget.spend(PIECE_UNITS + CHARACTER_UNITS * len(chunk))
-            chunks.append(chunk)
-        return "".join(chunks)
+        return "".join(_json_written(arg, self.budget))
+
+
+def _json_written(value: list | dict, budget: EvaluationBudget) -> Iterator[str]:
+    """`json.dumps(value, separators=(",", ":"))` piece by piece, each piece paid before it is written (a string's
+    characters before it is encoded), without recursion: a result of gigabytes is never built."""
+    stack: list[Iterator] = [iter([value])]
+    while stack:
+        item = next(stack[-1], _END)
+        if item is _END:
+            stack.pop()
+            continue
+        budget.spend(PIECE_UNITS)
+        if isinstance(item, _Raw):
+            yield item.text
+        elif isinstance(item, dict):
+            stack.append(_object_pieces(item))
+        elif isinstance(item, list):
+            stack.append(_array_pieces(item))
+        else:
+            if isinstance(item, str):
+                budget.spend(CHARACTER_UNITS * len(item))
+            yield json.dumps(item, default=str)
+
+
+class _Raw:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+_END = object()
+
+
+def _array_pieces(array: list) -> Iterator:
+    yield _Raw("[")
+    for index, element in enumerate(array):
+        if index:
+            yield _Raw(",")
+        yield element
+    yield _Raw("]")
+
+
+def _object_pieces(members: dict) -> Iterator:
+    yield _Raw("{")
+    for index, (key, element) in enumerate(members.items()):
+        if index:
+            yield _Raw(",")
+        yield str(key)  # JSON's keys are strings
+        yield _Raw(":")
+        yield element
+    yield _Raw("}")
 
 
 class BoundedInterpreter(TreeInterpreter):

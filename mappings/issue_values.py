@@ -8,8 +8,9 @@ cut before it is walked: a list of half a million elements costs what its first 
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from typing import Any
 
 ISSUE_VALUE_MAX_CHARS = 1000
@@ -66,7 +67,7 @@ def _members(container: dict | list | tuple, depth: int) -> Iterator[str | _Chil
     if isinstance(container, dict):
         yield "{"
         for index, (key, child) in enumerate(container.items()):
-            yield (", " if index else "") + json.dumps(_storable_text(str(key)), ensure_ascii=False) + ": "
+            yield (", " if index else "") + encode_basestring(_storable_text(str(key))) + ": "
             yield _Child(child, depth + 1)
         yield "}"
         return
@@ -76,6 +77,21 @@ def _members(container: dict | list | tuple, depth: int) -> Iterator[str | _Chil
             yield ", "
         yield _Child(child, depth + 1)
     yield "]"
+
+
+def _scalar_text(value: Any) -> str:
+    """A storable scalar as json.dumps(ensure_ascii=False) writes it, without json.dumps' per-call set-up."""
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return float.__repr__(value)
+    if isinstance(value, str):
+        return encode_basestring(value)
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _json_pieces(value: Any) -> Iterator[str]:
@@ -91,13 +107,13 @@ def _json_pieces(value: Any) -> Iterator[str]:
             yield piece
         elif isinstance(piece.value, dict | list | tuple):
             if piece.depth >= ISSUE_VALUE_MAX_DEPTH:
-                yield json.dumps(_TOO_DEEP)
+                yield encode_basestring(_TOO_DEEP)
             else:
                 stack.append(_members(piece.value, piece.depth))
         elif isinstance(piece.value, str):
-            yield json.dumps(_storable_text(piece.value[: ISSUE_VALUE_MAX_CHARS + 1]), ensure_ascii=False)
+            yield encode_basestring(_storable_text(piece.value[: ISSUE_VALUE_MAX_CHARS + 1]))
         else:
-            yield json.dumps(_storable_scalar(piece.value), ensure_ascii=False)
+            yield _scalar_text(_storable_scalar(piece.value))
 
 
 def _described(value: dict | list | tuple) -> str:
@@ -106,9 +122,11 @@ def _described(value: dict | list | tuple) -> str:
     return f"a list of {len(value):,} items"
 
 
-def issue_value(value: Any) -> Any:
+def issue_value(value: Any, pay: Callable[[str], bool] | None = None) -> Any:
     """The offending value as an issue shows it: storable, and at most ISSUE_VALUE_MAX_CHARS long (as text, or as
-    JSON text for a list or an object) before a `… [truncated: …]` marker saying how long it was."""
+    JSON text for a list or an object) before a `… [truncated: …]` marker saying how long it was. `pay`: asked for
+    each piece of a list's or an object's JSON before it is written (the rule's evaluation budget pays for the
+    issue it raises); where it says no, the text is cut there."""
     if isinstance(value, str):
         if len(value) > ISSUE_VALUE_MAX_CHARS:
             return f"{_storable_text(value[:ISSUE_VALUE_MAX_CHARS])}… [truncated: {len(value):,} characters]"
@@ -117,11 +135,14 @@ def issue_value(value: Any) -> Any:
         return _storable_scalar(value)
     pieces, length = [], 0
     for piece in _json_pieces(value):
-        pieces.append(piece)
-        length += len(piece)
+        if pay is not None and not pay(piece):
+            length = ISSUE_VALUE_MAX_CHARS + 1
+        else:
+            pieces.append(piece)
+            length += len(piece)
         if length > ISSUE_VALUE_MAX_CHARS:
             return f"{''.join(pieces)[:ISSUE_VALUE_MAX_CHARS]}… [truncated: {_described(value)}]"
-    return _storable(value)
+    return json.loads("".join(pieces))  # the storable value, read back from its short JSON text
 
 
 def issue_reason(reason: str) -> str:
@@ -129,6 +150,6 @@ def issue_reason(reason: str) -> str:
     return reason if len(reason) <= ISSUE_REASON_MAX_CHARS else reason[:ISSUE_REASON_MAX_CHARS] + "…"
 
 
-def issue(field: str | None, value: Any, reason: str) -> dict:
-    """An issue `{"field", "value", "reason"}` that jsonb can store."""
-    return {"field": field, "value": issue_value(value), "reason": issue_reason(reason)}
+def issue(field: str | None, value: Any, reason: str, pay: Callable[[str], bool] | None = None) -> dict:
+    """An issue `{"field", "value", "reason"}` that jsonb can store (`pay`: see issue_value)."""
+    return {"field": field, "value": issue_value(value, pay), "reason": issue_reason(reason)}

@@ -239,19 +239,20 @@ def apply_rule(rule: FieldRule, data: dict, pool: PushPool | None = None, *, lat
         return None, issue(rule.field, None, f"the source expression {error}")
     except Exception as error:  # functions over partner data: type errors, avg() of huge integers overflowing...
         return None, issue(rule.field, None, f"the source expression failed: {failure_text(error)}")
+    budget = EvaluationBudget(data, pool, later=later)  # converting the value, and the issue it may raise
     try:
-        value = _converted(rule, raw, options, EvaluationBudget(data, pool, later=later))
+        value = _converted(rule, raw, options, budget)
         if value is not None:
             return fit_to_field(canonical, value), None
     except EvaluationBudgetExceeded as error:
         return None, issue(rule.field, None, f"converting the value {error}")
     except ConversionError as error:
-        return None, issue(rule.field, raw, str(error))
+        return None, issue(rule.field, raw, str(error), budget.pays_for_pieces)
     except Exception as error:  # a converter bug must not lose the push: an issue, and a log entry to fix it
         logger.exception("Converting a value for %s (%s) failed", rule.field, rule.type)
-        return None, issue(rule.field, raw, f"could not be read ({type(error).__name__})")
+        return None, issue(rule.field, raw, f"could not be read ({type(error).__name__})", budget.pays_for_pieces)
     if rule.required:
-        return None, issue(rule.field, raw, "required, but the source has no value")
+        return None, issue(rule.field, raw, "required, but the source has no value", budget.pays_for_pieces)
     return None, None
 
 
