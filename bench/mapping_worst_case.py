@@ -191,15 +191,25 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    total = 0.0
+def cpu_by_pid(pids: list[int]) -> dict[int, float]:
+    seconds = {}
     for pid in pids:
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except FileNotFoundError:
             continue
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
+        seconds[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return seconds
+
+
+def cpu_spent(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds between two readings, of the processes in both (one that ended or started between is left out:
+    a backend's pid may be reused)."""
+    return sum(after[pid] - before[pid] for pid in before if pid in after and after[pid] >= before[pid])
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    return sum(cpu_by_pid(pids).values())
 
 
 def service_pids(server: subprocess.Popen) -> list[int]:
@@ -232,9 +242,9 @@ def measure(server, base: str, headers: dict, kind: str, make, n: int) -> tuple[
         post(base, path, body[0], headers)
         body = body[1]
     pids = service_pids(server)
-    before = cpu_seconds(pids)
+    before = cpu_by_pid(pids)
     status, answer = post(base, path, body, headers)
-    spent = cpu_seconds(pids) - before
+    spent = cpu_spent(before, cpu_by_pid(pids))
     results = answer.get("results", [answer])
     issues = sum(len(result.get("issues") or []) for result in results)
     statuses = sorted({result.get("status", status) for result in results})
@@ -261,7 +271,7 @@ def main() -> None:
         for name, (kind, make) in payloads().items():
             if args.only not in name:
                 continue
-            mappings = ["trivial", *[candidate for _, candidate in chosen[name] if candidate != "trivial"][:args.top]]
+            mappings = ["trivial", *[candidate for _, candidate in chosen[name] if candidate != "trivial"][: args.top]]
             clients = {}
             for mapping in mappings:
                 token, key = partner_credentials(f"cost-{mapping}")
