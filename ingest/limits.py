@@ -24,8 +24,9 @@ def json_size(value: Any) -> int:
     return len(text) if text.isascii() else len(text.encode())
 
 
-def source_data_check_size(*, source_data: dict) -> None:
-    """Raise SourceDataTooLarge (413) if the merged source data is over PROJECT_MAX_SOURCE_BYTES."""
+def source_data_check_size(*, source_data: dict) -> int:
+    """The merged source data's size in bytes of compact JSON; SourceDataTooLarge (413) if it is over
+    PROJECT_MAX_SOURCE_BYTES."""
     limit = settings.PROJECT_MAX_SOURCE_BYTES
     size = json_size(source_data)
     if size > limit:
@@ -33,3 +34,4 @@ def source_data_check_size(*, source_data: dict) -> None:
             f"The project's source data would be {size} bytes as JSON, over the limit of {limit} bytes. "
             "Send null for the fields it no longer needs."
         )
+    return size

@@ -70,10 +70,12 @@ def project_apply_push(*, project: Project, data: dict, rules: list[FieldRule]) 
     """Merge a push's `data` into the project's source data and normalize it again; the names of what changed
     (changedFields: the normalized fields, then `data` for the source data), none when nothing did."""
     source_data = merge_patch(project.source_data, data)
-    source_data_check_size(source_data=source_data)  # 413: the push's transaction rolls back, nothing is stored
+    size = source_data_check_size(source_data=source_data)  # 413: the transaction rolls back, nothing is stored
     source_changed = source_data != project.source_data
     project.source_data = source_data
-    changed_fields = project_apply_normalization(project=project, result=normalize(source_data, rules))
+    # The size measured is what the rules' evaluation allowance grows with (mappings/evaluation.py): not again.
+    result = normalize(source_data, rules, size=size)
+    changed_fields = project_apply_normalization(project=project, result=result)
     if source_changed:
         changed_fields.append("data")
     return changed_fields

@@ -5,12 +5,16 @@ A value that cannot be read as its type raises ConversionError with a reason a p
 
 Every conversion costs a bounded time whatever the value: lengths and exponents are checked before any
 arbitrary-precision arithmetic (Decimal, int, float parsing, strptime), since `int(Decimal("1e2000000"))` alone
-costs half a minute of CPU.
+costs half a minute of CPU; what is left grows with a text's length at C's speed (strip, lower, a regular
+expression), and `conversion_units` prices it, in the units of mappings/evaluation.py, before it runs. The caches of
+the dearest conversions keep short texts only (an e-mail address is at most 320 characters, a phone number
+PHONE_MAX_CHARS): a megabyte of text is never a key, so a process's caches stay a few megabytes.
 """
 
 import functools
 import math
 import re
+import threading
 from collections.abc import Callable
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
@@ -46,6 +50,46 @@ DATE_MAX_CHARS = 64  # ISO 8601 with fraction and offset needs 32; formats with 
 _EPOCH_MAX_DIGITS = 20  # milliseconds to the year 9999 need 15
 REASON_VALUE_CHARS = 60  # a value quoted in a reason is cut here
 PHONE_MAX_CHARS = 250
+EMAIL_MAX_CHARS = 320  # RFC 3696's limit, which Django's validator applies too
+# No conversion reads more of a text than this (the longest canonical text, notes, holds 20,000 characters): white
+# space beyond it at either end is refused rather than stripped, and every other step checks a length first.
+TEXT_SCAN_MAX = 20_000
+CHOICE_MAX_CHARS = 1_000  # an enum's, a status's or a boolean's text: longer ones are none of the choices
+# What a conversion costs beyond reading its text, in the units of mappings/evaluation.py (about a nanosecond
+# where bench/mapping_prices.py measured them): the same whether a cache answers or not, so that a push maps alike
+# in every process.
+CONVERSION_UNITS = {
+    "string": 5_000,
+    "integer": 25_000,
+    "decimal": 25_000,
+    "boolean": 5_000,
+    "date": 15_000,
+    "datetime": 15_000,
+    "email": 80_000,
+    "phone": 150_000,
+    "enum": 10_000,
+}
+FORMAT_UNITS = 25_000  # each strptime pattern a date is tried with
+TEXT_CHARACTER_UNITS = 4  # each character of a text: stripped, lower-cased, matched, checked for what cannot be stored
+
+
+def conversion_units(value: Any, mapping_type: str, options: dict) -> int:
+    """What converting `value` as `mapping_type` costs at most, and fitting it to its column."""
+    units = CONVERSION_UNITS.get(mapping_type, 25_000) + TEXT_CHARACTER_UNITS * (
+        min(len(value), 2 * TEXT_SCAN_MAX) if isinstance(value, str) else 0
+    )
+    if mapping_type in ("date", "datetime"):
+        formats = options.get("formats", ())
+        units += FORMAT_UNITS * (len(formats) if isinstance(formats, list | tuple) else 0)
+    return units
+
+
+def stripped(text: str) -> str:
+    """`text.strip()`, reading at most TEXT_SCAN_MAX characters of white space at either end: a text with more is
+    refused (ConversionError) rather than read to its end."""
+    if len(text) > TEXT_SCAN_MAX and (not text[:TEXT_SCAN_MAX].strip() or not text[-TEXT_SCAN_MAX:].strip()):
+        raise ConversionError(f"more than {TEXT_SCAN_MAX:,} characters of white space around the value")
+    return text.strip()
 
 
 def _single(value: Any) -> Any:
@@ -54,7 +98,7 @@ def _single(value: Any) -> Any:
         value = value[0]
     if isinstance(value, list | dict) and not value:
         return None
-    if isinstance(value, str) and not value.strip():
+    if isinstance(value, str) and not stripped(value):
         return None
     return value
 
@@ -98,7 +142,7 @@ def to_decimal(value: Any) -> Decimal:
         return _in_range(_float_decimal(value))
     if not isinstance(value, str):
         raise ConversionError("expected a number")
-    text = value.strip()
+    text = stripped(value)
     if len(text) > NUMBER_MAX_CHARS:
         raise ConversionError(f"number too long (more than {NUMBER_MAX_CHARS} characters)")
     if _GROUPED_NUMBER.match(text):
@@ -133,7 +177,7 @@ def convert_string(value: Any, options: dict) -> str:
         return "true" if value else "false"
     if isinstance(value, float):
         return format_decimal(_float_decimal(value))
-    return str(value).strip()
+    return stripped(str(value))
 
 
 def convert_integer(value: Any, options: dict) -> int:
@@ -153,7 +197,8 @@ def convert_boolean(value: Any, options: dict) -> bool:
         return value
     if isinstance(value, int | float) and value in (0, 1):
         return bool(value)
-    text = str(value).strip().lower()
+    text = stripped(str(value))
+    text = text.lower() if len(text) <= CHOICE_MAX_CHARS else ""
     if text in _TRUE:
         return True
     if text in _FALSE:
@@ -186,7 +231,11 @@ def _parse_moment(value: Any, options: dict) -> date | datetime | None:
         raise ConversionError("expected a date, got a boolean")
     if isinstance(value, int | float):
         return None if value == 0 else _epoch(value)
-    text = str(value).strip()
+    text = stripped(str(value))
+    if len(text) > DATE_MAX_CHARS:  # before any pattern reads it
+        # Digits at both ends: an epoch number (the middle is not read; either way, no date)
+        digits = _DIGITS.match(text[:100]) and _DIGITS.match(text[-100:].lstrip("+-"))
+        raise ConversionError("epoch timestamp out of range" if digits else _NOT_A_DATE)
     if _DIGITS.match(text) and len(text.lstrip("+-")) != 8:  # 8 digits is a basic ISO date, 20260310
         if len(text) > _EPOCH_MAX_DIGITS:
             raise ConversionError("epoch timestamp out of range")
@@ -224,16 +273,17 @@ def convert_datetime(value: Any, options: dict) -> datetime | None:
 
 
 def convert_email(value: Any, options: dict) -> str:
-    text = convert_string(value, options).lower()
-    if not _email_valid(text):
+    text = convert_string(value, options)
+    if len(text) > EMAIL_MAX_CHARS or not _email_valid(text.lower()):  # the length first: only short keys cached
         raise ConversionError("not a valid e-mail address")
-    return text
+    return text.lower()
 
 
 @functools.lru_cache(maxsize=8192)
 def _email_valid(text: str) -> bool:
     # Django's validator runs several regular expressions (a few microseconds, more than any other rule of a
-    # usual mapping), and a CRM resends a project's same address with every update.
+    # usual mapping), and a CRM resends a project's same address with every update. Keys are at most
+    # EMAIL_MAX_CHARS long (convert_email), so the cache holds at most a few megabytes.
     try:
         validate_email(text)
     except ValidationError:
@@ -250,7 +300,8 @@ def convert_phone(value: Any, options: dict) -> str:
 
 @functools.lru_cache(maxsize=8192)
 def _phone_e164(text: str, region: str) -> str:
-    # The slowest conversion (about 0.1 ms), and a CRM resends a project's same number with every update.
+    # The slowest conversion (about 0.1 ms), and a CRM resends a project's same number with every update. Keys are
+    # at most PHONE_MAX_CHARS long (convert_phone): a few megabytes at most.
     try:
         number = phonenumbers.parse(text, region)
     except phonenumbers.NumberParseException as error:
@@ -260,14 +311,38 @@ def _phone_e164(text: str, region: str) -> str:
     return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
 
 
-@functools.lru_cache(maxsize=1024)
-def _enum_table(values: tuple[tuple[str, str], ...]) -> dict[str, str]:
-    return {source_value.strip().lower(): canonical for source_value, canonical in values}
+# Enum tables by the id of the rule's `values` object, which each entry keeps alive (so its id is not reused while
+# cached): a version's rules are read once per process (mappings/rules_cache.py), so a table is built once per rule
+# rather than on every push. At most ENUM_TABLES_MAX tables and ENUM_TABLES_MAX_ENTRIES entries in all, the oldest
+# tables going first.
+ENUM_TABLES_MAX = 1024
+ENUM_TABLES_MAX_ENTRIES = 200_000
+_enum_tables: dict[int, tuple[dict, dict[str, str]]] = {}
+_enum_tables_held = [0]  # their entries
+_enum_tables_lock = threading.Lock()
+
+
+def _enum_table(values: dict) -> dict[str, str]:
+    cached = _enum_tables.get(id(values))
+    if cached is not None and cached[0] is values:
+        return cached[1]
+    table = {source_value.strip().lower(): canonical for source_value, canonical in values.items()}
+    if len(table) > ENUM_TABLES_MAX_ENTRIES:
+        return table
+    with _enum_tables_lock:
+        if id(values) not in _enum_tables:
+            while _enum_tables and (
+                len(_enum_tables) >= ENUM_TABLES_MAX or _enum_tables_held[0] + len(table) > ENUM_TABLES_MAX_ENTRIES
+            ):
+                _enum_tables_held[0] -= len(_enum_tables.pop(next(iter(_enum_tables)))[1])
+            _enum_tables[id(values)] = (values, table)
+            _enum_tables_held[0] += len(table)
+    return table
 
 
 def convert_enum(value: Any, options: dict) -> str:
     text = convert_string(value, options)
-    canonical = _enum_table(tuple(options["values"].items())).get(text.lower())
+    canonical = _enum_table(options["values"]).get(text.lower()) if len(text) <= CHOICE_MAX_CHARS else None
     if canonical is None:
         raise ConversionError(f"'{quoted(text)}' is not one of the mapped values")
     return canonical

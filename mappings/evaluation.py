@@ -1,16 +1,25 @@
-"""Source expressions evaluated within a budget of work (CONTRACT §17): what a push's rules build may not outgrow it.
+"""Source expressions evaluated within a push's allowance of work, every step priced by what it really costs
+(CONTRACT §17, issue #33): whatever its mapping, a push costs at most about twice what it costs under a trivial one.
 
-JMESPath's interpreter does whatever the expression says: `[@,@][]` doubles its input, `to_string(@)` writes it out
-once more, and a few of them in a row make a result millions of times a push. Here every step is paid for in units:
-one per node visited, one per element a flatten, slice or function builds or reads, one per character `to_string`
-writes. Each rule has EVALUATION_BASE_UNITS of its own; beyond them, the rules of one push draw on a pool as large as
-the push in bytes of JSON (measured once, when a rule first needs it: ordinary rules never do). So one push's rules
-together do at most a push's worth of work beyond their small allowances, however many fields are mapped, and a
-rule past its budget stops at once with EvaluationBudgetExceeded, which normalization turns into an issue on its
-field while the other fields and the push go on.
+JMESPath's steps differ a thousandfold in cost: C code copies an element of a list in nanoseconds, the interpreter
+visits a node or calls a function in microseconds. So every step is priced in units of about a nanosecond of CPU,
+each price an upper bound of what the step measured (bench/mapping_prices.py measures them again): a node visited
+(once for each element a projection visits it on), a function called, an element a Python loop reads, an element or
+a character C code copies, a piece `to_string` writes. What a step would build is paid for before it is built.
+Converting the value a rule found is priced too (mappings/normalization.py `conversion_units`).
+
+The rules of one push share one allowance: PUSH_BASE_UNITS, plus UNITS_PER_BYTE for each byte of the data they
+read, as compact JSON (measured once, when the base runs out, or given by the push, which measured it anyway). That
+is less than the service spends on the push whatever its mapping (reading, checking, merging and storing it), the
+least of which is a later push's few milliseconds for a megabyte of accumulated source data. Each rule is owed an
+equal share of it, and what a rule leaves passes to the rules after it: a rule may spend what is left but the shares
+of the rules after it, so one greedy rule cannot starve an ordinary one. Past that it stops at once with
+EvaluationBudgetExceeded, which normalization turns into an issue on its field while the other fields and the push
+go on.
 """
 
 import json
+import math
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -18,70 +27,97 @@ from typing import Any
 from jmespath import functions
 from jmespath.visitor import Options, TreeInterpreter
 
-EVALUATION_BASE_UNITS = 1_000
+# What each step costs, in units (about a nanosecond of CPU where bench/mapping_prices.py measured them).
+VISIT_UNITS = 1_500  # a node visited: a field looked up, a comparison, one element of a projection
+CALL_UNITS = 8_000  # a function called: its arguments' types checked, the call dispatched
+ELEMENT_UNITS = 300  # an element a Python loop reads: a type check, a flatten, a comparison walked, a sort key
+COPY_UNITS = 30  # an element C code copies or compares once: a slice, keys(), reverse(), one comparison of a sort
+CHARACTER_UNITS = 2  # a character C code reads or writes: strings compared, joined, parsed, stripped
+PIECE_UNITS = 2_000  # a piece to_string's encoder writes (a value, a key, a bracket)
+# What a push's rules share: a base, and UNITS_PER_BYTE for each byte of their data as compact JSON.
+PUSH_BASE_UNITS = 1_000_000
+UNITS_PER_BYTE = 1
 # The latest pushes or projects a section of an operator's page evaluates rules on, and how long it may spend on
 # them: past either, it shows what it evaluated so far and says on how many.
 OPERATOR_PAGE_SAMPLE = 200
 OPERATOR_PAGE_SECONDS = 1.0
 
-_last_sized: tuple[Any, int] = (None, 0)  # the last push measured and its size: pages read a push rule by rule
-
 
 class EvaluationBudgetExceeded(Exception):
-    def __init__(self, *, push_bytes: int) -> None:
+    def __init__(self, *, allowance: int) -> None:
         super().__init__(
-            f"needs more work than the push allows: past its own {EVALUATION_BASE_UNITS:,} units and what was left "
-            f"of the {push_bytes:,} (the push's size in bytes of JSON) that the push's rules share; simplify it"
+            f"needs more work than the push allows: its rules share {allowance:,} units of work ({PUSH_BASE_UNITS:,} "
+            f"and {UNITS_PER_BYTE} a byte of its data); simplify it"
         )
 
 
 def json_bytes(value: Any) -> int:
     """`value`'s size as compact UTF-8 JSON (0 for what JSON cannot write)."""
-    global _last_sized
-    measured, size = _last_sized
-    if measured is value:
-        return size
     try:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     except (ValueError, TypeError, RecursionError):
         return 0
-    size = len(text) if text.isascii() else len(text.encode())
-    _last_sized = (value, size)
-    return size
+    return len(text) if text.isascii() else len(text.encode())
 
 
 class PushPool:
-    """The units a push's rules share beyond their own: the push's size in bytes of JSON, measured when first drawn."""
+    """The units a push's `rules` (how many) share: PUSH_BASE_UNITS, and UNITS_PER_BYTE a byte of `data` as compact
+    JSON once the base runs out (`size`: that size, when the caller measured it already)."""
 
-    def __init__(self, data: Any) -> None:
+    def __init__(self, data: Any, *, size: int | None = None, rules: int = 1) -> None:
         self.data = data
-        self.push_bytes: int | None = None
-        self.left = 0
+        self.size = size
+        self.rules = max(rules, 1)
+        self.allowance = PUSH_BASE_UNITS + (0 if size is None else UNITS_PER_BYTE * size)
+        self.left = self.allowance
 
-    def grant(self, wanted: int) -> int:
-        """Up to `wanted` units from the pool (fewer, or none, when it runs dry)."""
-        if self.push_bytes is None:
-            self.push_bytes = self.left = json_bytes(self.data)
-        granted = min(wanted, self.left)
-        self.left -= granted
-        return granted
+    def extend(self) -> bool:
+        """Add the data's share once (measuring it if need be); False when it was added already."""
+        if self.allowance > PUSH_BASE_UNITS or self.size == 0:
+            return False
+        if self.size is None:
+            self.size = json_bytes(self.data)
+        self.allowance += UNITS_PER_BYTE * self.size
+        self.left += UNITS_PER_BYTE * self.size
+        return self.size > 0
 
 
 class EvaluationBudget:
-    """The units one rule may spend on one push: its own EVALUATION_BASE_UNITS, then what it draws from the push's
-    pool (one per push, shared by its rules, when `pool` is given). `spend` raises EvaluationBudgetExceeded."""
+    """One rule's part of its push's pool (its own pool when none is given): it may spend what is left but the
+    equal shares of the `later` rules after it. `spend` raises EvaluationBudgetExceeded, spending nothing, when the
+    units are not there."""
 
-    def __init__(self, data: Any, pool: PushPool | None = None) -> None:
+    def __init__(self, data: Any, pool: PushPool | None = None, *, later: int = 0) -> None:
         self.pool = pool or PushPool(data)
-        self.left = EVALUATION_BASE_UNITS
+        self.later = later
+        self.floor = self.pool.allowance * later // self.pool.rules
 
     def spend(self, units: int) -> None:
-        self.left -= units
-        if self.left >= 0:
-            return
-        self.left += self.pool.grant(-self.left)
-        if self.left < 0:
-            raise EvaluationBudgetExceeded(push_bytes=self.pool.push_bytes or 0)
+        pool = self.pool
+        pool.left -= units
+        if pool.left < self.floor:
+            self.short(units)
+
+    def afford(self, units: int) -> bool:
+        """Spend `units` if they are there; False, spending nothing, if not."""
+        try:
+            self.spend(units)
+        except EvaluationBudgetExceeded:
+            return False
+        return True
+
+    def pays_for_pieces(self, piece: str) -> bool:
+        """Pay for a piece of text written (an issue's value): PIECE_UNITS and its characters."""
+        return self.afford(PIECE_UNITS + CHARACTER_UNITS * len(piece))
+
+    def short(self, units: int) -> None:
+        """After `units` were taken below the floor: the data's share added, or the units given back and refused."""
+        pool = self.pool
+        while pool.left < self.floor:
+            if not pool.extend():
+                pool.left += units
+                raise EvaluationBudgetExceeded(allowance=pool.allowance)
+            self.floor = pool.allowance * self.later // pool.rules
 
 
 def _size(value: Any) -> int:
@@ -91,44 +127,91 @@ def _size(value: Any) -> int:
 def _pay_for_comparing(budget: EvaluationBudget, left: Any, right: Any) -> None:
     """Pay for an equality test of `left` and `right` before it runs: Python compares lists, objects and strings of
     one length element by element, all the way down, so two big equal values compared many times over (a filter or
-    `map` over copies of a push) would be work the units of the nodes visited never count. Values of other types or
-    lengths differ at once and cost nothing more."""
+    `map` over copies of a push) would be work the nodes visited never pay for. Values of other types or lengths
+    differ at once, and below the top the same value met twice compares at once (Python checks identity first)."""
     pending = [(left, right)]
     while pending:
         one, other = pending.pop()
         if type(one) is not type(other) or not isinstance(one, list | dict | str) or len(one) != len(other):
             continue
-        budget.spend(len(one))
+        if isinstance(one, str):
+            budget.spend(CHARACTER_UNITS * len(one))
+            continue
+        budget.spend(ELEMENT_UNITS * len(one))
         if isinstance(one, list):
-            pending.extend(zip(one, other, strict=True))
-        elif isinstance(one, dict):
-            pending.extend((value, other[key]) for key, value in one.items() if key in other)
+            pairs = zip(one, other, strict=True)
+        else:
+            pairs = ((value, other[key]) for key, value in one.items() if key in other)
+        pending.extend(pair for pair in pairs if pair[0] is not pair[1])
+
+
+def _characters(values: Iterable) -> int:
+    return sum(len(value) for value in values if isinstance(value, str))
+
+
+def _sort_comparisons(count: int) -> int:
+    return count * max(1, math.ceil(math.log2(count))) if count > 1 else 0
+
+
+def _price(name: str, args: list) -> int:
+    """What calling JMESPath's function `name` with `args` costs beyond CALL_UNITS, from their sizes alone (nothing
+    is walked to price it; the types of `args` are not checked yet: a wrong type refuses the call, not the price).
+    The characters of compared strings are paid after it (`_compared_characters`)."""
+    first = args[0] if args else None
+    count = len(first) if isinstance(first, list | dict | str) else 0
+    if name in ("sum", "avg", "max", "min"):  # the elements' types checked in Python, then compared or added
+        return count * ELEMENT_UNITS
+    if name == "sort":
+        return count * ELEMENT_UNITS + _sort_comparisons(count) * COPY_UNITS
+    if name in ("sort_by", "min_by", "max_by"):  # a key found (its visits paid apart) and checked per element
+        return count * 2 * ELEMENT_UNITS + _sort_comparisons(count) * COPY_UNITS
+    if name in ("map", "join"):  # join: its elements' types checked in Python; what it writes is paid by _func_join
+        second = args[1] if len(args) > 1 else None
+        return (len(second) if isinstance(second, list) else 0) * ELEMENT_UNITS
+    if name in ("keys", "values", "reverse", "merge"):  # copies in C (merge: every object's keys)
+        copied = sum(len(arg) for arg in args if isinstance(arg, list | dict))
+        return copied * COPY_UNITS + CHARACTER_UNITS * (len(first) if isinstance(first, str) else 0)
+    if name in ("to_number", "starts_with", "ends_with"):
+        return CHARACTER_UNITS * sum(len(arg) for arg in args if isinstance(arg, str))
+    if name == "not_null":
+        return len(args) * COPY_UNITS
+    return 0  # abs, ceil, floor, length, type, to_array: O(1); contains, to_string pay as they go
+
+
+def _compared_characters(name: str, args: list) -> int:
+    """The characters max, min and sort may compare among strings (walked only once their elements are paid)."""
+    if name in ("max", "min", "sort") and args and isinstance(args[0], list):
+        return CHARACTER_UNITS * _characters(args[0])
+    return 0
 
 
 class _BoundedFunctions(functions.Functions):
-    """JMESPath's functions, each paying for what it reads and builds; to_string writes within the budget."""
+    """JMESPath's functions, each paying before it runs for what it will read and build (see _price)."""
 
     def __init__(self, budget: EvaluationBudget) -> None:
         self.budget = budget
 
     def call_function(self, function_name: str, resolved_args: list) -> Any:
-        self.budget.spend(sum(_size(argument) for argument in resolved_args))
-        result = super().call_function(function_name, resolved_args)
-        self.budget.spend(_size(result))
-        return result
+        self.budget.spend(CALL_UNITS + _price(function_name, resolved_args))
+        self.budget.spend(_compared_characters(function_name, resolved_args))
+        return super().call_function(function_name, resolved_args)
 
     @functions.signature({"types": ["array", "string"]}, {"types": []})
     def _func_contains(self, subject: list | str, search: Any) -> bool:
         if isinstance(subject, list):
+            self.budget.spend(ELEMENT_UNITS * len(subject))
             for element in subject:
                 _pay_for_comparing(self.budget, element, search)
+        else:
+            self.budget.spend(CHARACTER_UNITS * (len(subject) + _size(search)))
         return search in subject
 
     @functions.signature({"types": ["string"]}, {"types": ["array-string"]})
     def _func_join(self, separator: str, array: list) -> str:
         # Paid before it is written: a separator between every element (or one string listed many times) makes a
-        # result far larger than the arguments, which the result's price would pay only once it was built.
-        self.budget.spend(len(separator) * max(len(array) - 1, 0) + sum(len(element) for element in array))
+        # result far larger than the arguments.
+        written = len(separator) * max(len(array) - 1, 0) + sum(len(element) for element in array)
+        self.budget.spend(CHARACTER_UNITS * written)
         return separator.join(array)
 
     @functions.signature({"types": []})
@@ -137,27 +220,77 @@ class _BoundedFunctions(functions.Functions):
             return arg
         if not isinstance(arg, list | dict):
             return json.dumps(arg, separators=(",", ":"), default=str)
-        chunks = []
-        for chunk in json.JSONEncoder(separators=(",", ":"), default=str).iterencode(arg):  # piece by piece
-            self.budget.spend(len(chunk))
-            chunks.append(chunk)
-        return "".join(chunks)
+        return "".join(_json_written(arg, self.budget))
+
+
+def _json_written(value: list | dict, budget: EvaluationBudget) -> Iterator[str]:
+    """`json.dumps(value, separators=(",", ":"))` piece by piece, each piece paid before it is written (a string's
+    characters before it is encoded), without recursion: a result of gigabytes is never built."""
+    stack: list[Iterator] = [iter([value])]
+    while stack:
+        item = next(stack[-1], _END)
+        if item is _END:
+            stack.pop()
+            continue
+        budget.spend(PIECE_UNITS)
+        if isinstance(item, _Raw):
+            yield item.text
+        elif isinstance(item, dict):
+            stack.append(_object_pieces(item))
+        elif isinstance(item, list):
+            stack.append(_array_pieces(item))
+        else:
+            if isinstance(item, str):
+                budget.spend(CHARACTER_UNITS * len(item))
+            yield json.dumps(item, default=str)
+
+
+class _Raw:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+_END = object()
+
+
+def _array_pieces(array: list) -> Iterator:
+    yield _Raw("[")
+    for index, element in enumerate(array):
+        if index:
+            yield _Raw(",")
+        yield element
+    yield _Raw("]")
+
+
+def _object_pieces(members: dict) -> Iterator:
+    yield _Raw("{")
+    for index, (key, element) in enumerate(members.items()):
+        if index:
+            yield _Raw(",")
+        yield str(key)  # JSON's keys are strings
+        yield _Raw(":")
+        yield element
+    yield _Raw("}")
 
 
 class BoundedInterpreter(TreeInterpreter):
-    """JMESPath's tree interpreter with a budget: a unit per node visited, and flattens and slices paid for by the
-    elements they copy, before they copy them."""
+    """JMESPath's tree interpreter paying for every node it visits, and for what flattens, slices and equality
+    tests copy or compare, before they do."""
 
     def __init__(self, budget: EvaluationBudget) -> None:
         super().__init__(Options(custom_functions=_BoundedFunctions(budget)))
         self.budget = budget
+        self.pool = budget.pool
 
-    def visit(self, node: dict, *args, **kwargs) -> Any:
-        budget = self.budget
-        budget.left -= 1  # spend(1), inlined: this runs for every node of every element
-        if budget.left < 0:
-            budget.spend(0)
-        return super().visit(node, *args, **kwargs)
+    def visit(self, node: dict, *args) -> Any:
+        pool, budget = self.pool, self.budget
+        pool.left -= VISIT_UNITS  # budget.spend(VISIT_UNITS), inlined: this runs for every node of every element
+        if pool.left < budget.floor:
+            budget.short(VISIT_UNITS)
+        method = self._method_cache.get(node["type"])
+        if method is None:
+            method = self._method_cache[node["type"]] = getattr(self, f"visit_{node['type']}", self.default_visit)
+        return method(node, *args)
 
     def visit_comparator(self, node: dict, value: Any) -> Any:
         if node["value"] not in self._EQUALITY_OPS:
@@ -170,7 +303,8 @@ class BoundedInterpreter(TreeInterpreter):
         base = self.visit(node["children"][0], value)
         if not isinstance(base, list):
             return None
-        self.budget.spend(sum(len(element) if isinstance(element, list) else 1 for element in base))
+        copied = sum(len(element) if isinstance(element, list) else 1 for element in base)
+        self.budget.spend(ELEMENT_UNITS * len(base) + COPY_UNITS * copied)
         merged: list = []
         for element in base:
             if isinstance(element, list):
@@ -183,8 +317,20 @@ class BoundedInterpreter(TreeInterpreter):
         if not isinstance(value, list):
             return None
         window = slice(*node["children"])
-        self.budget.spend(len(range(*window.indices(len(value)))))
+        self.budget.spend(COPY_UNITS * len(range(*window.indices(len(value)))))
         return value[window]
+
+    def visit_value_projection(self, node: dict, value: Any) -> Any:
+        base = self.visit(node["children"][0], value)
+        if not isinstance(base, dict):
+            return None
+        self.budget.spend(COPY_UNITS * len(base))  # its values listed, then each visited (paid as visited)
+        collected = []
+        for element in base.values():
+            current = self.visit(node["children"][1], element)
+            if current is not None:
+                collected.append(current)
+        return collected
 
 
 class BoundedExpression:

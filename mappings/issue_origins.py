@@ -16,13 +16,14 @@ def issues_from_earlier_pushes(*, issues: Sequence[dict], data: dict, rules: Seq
     """For each of a push's issues, in order: True when its refused value is not what the push's own `data` gives
     the field's rule (`rules`: the rules to judge by). False for an issue without a value (a required field with
     none) or of a field `rules` do not map: nothing says the value came from elsewhere."""
-    by_field = {rule.field: rule for rule in rules}
-    flags, pool = [], PushPool(data)  # the rules read the push again: one push's work, as when it was stored
+    position = {rule.field: index for index, rule in enumerate(rules)}
+    # The rules read the push again: one push's work, shared as normalization shares it (mappings/evaluation.py).
+    flags, pool = [], PushPool(data, rules=len(rules))
     for issue in issues:
-        rule = by_field.get(issue.get("field"))
-        if rule is None or issue.get("value") is None:
+        index = position.get(issue.get("field"))
+        if index is None or issue.get("value") is None:
             flags.append(False)
             continue
-        _, own_issue = apply_rule(rule, data, pool)
+        _, own_issue = apply_rule(rules[index], data, pool, later=len(rules) - index - 1)
         flags.append(own_issue is None or own_issue.get("value") != issue["value"])
     return flags

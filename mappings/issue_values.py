@@ -1,12 +1,16 @@
 """Issues as PostgreSQL's jsonb can store them, whatever the partner's value or the error held.
 
 jsonb refuses NaN and Infinity, lone surrogates and NUL; and an issue must not copy a megabyte of partner data
-into the project once more. So an issue's value is made storable here and cut to a bounded size with a marker.
+into the project once more. So an issue's value is made storable here and cut to a bounded size with a marker, and
+cut before it is walked: a list of half a million elements costs what its first thousand characters cost.
 """
 
 import json
 import math
 import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from json.encoder import encode_basestring
 from typing import Any
 
 ISSUE_VALUE_MAX_CHARS = 1000
@@ -30,44 +34,122 @@ def _storable_text(text: str) -> str:
     return _UNSTORABLE_CHARACTERS.sub("\ufffd", text)
 
 
-def _storable(value: Any, depth: int = 0) -> Any:
-    """`value` with NaN/±Infinity written as the strings JSON's extensions use, unstorable characters replaced, and
-    what nests deeper than ISSUE_VALUE_MAX_DEPTH replaced by a marker."""
+def _storable_scalar(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else _NON_FINITE[value]
     if isinstance(value, str):
         return _storable_text(value)
     if isinstance(value, int) and value.bit_length() > _INTEGER_MAX_BITS:
         return f"[an integer of {value.bit_length():,} bits]"
+    return value
+
+
+def _storable(value: Any, depth: int = 0) -> Any:
+    """`value` with NaN/±Infinity written as the strings JSON's extensions use, unstorable characters replaced, and
+    what nests deeper than ISSUE_VALUE_MAX_DEPTH replaced by a marker (called on values known to be small)."""
     if isinstance(value, dict | list | tuple) and depth >= ISSUE_VALUE_MAX_DEPTH:
         return _TOO_DEEP
     if isinstance(value, dict):
         return {_storable_text(str(key)): _storable(child, depth + 1) for key, child in value.items()}
     if isinstance(value, list | tuple):
         return [_storable(child, depth + 1) for child in value]
-    return value
+    return _storable_scalar(value)
 
 
-def issue_value(value: Any) -> Any:
+@dataclass(frozen=True)
+class _Child:
+    value: Any
+    depth: int
+
+
+def _members(container: dict | list | tuple, depth: int) -> Iterator[str | _Child]:
+    """A container's JSON text as json.dumps writes it (", " and ": "), its members left for the caller to write."""
+    if isinstance(container, dict):
+        yield "{"
+        for index, (key, child) in enumerate(container.items()):
+            yield (", " if index else "") + encode_basestring(_storable_text(str(key))) + ": "
+            yield _Child(child, depth + 1)
+        yield "}"
+        return
+    yield "["
+    for index, child in enumerate(container):
+        if index:
+            yield ", "
+        yield _Child(child, depth + 1)
+    yield "]"
+
+
+def _scalar_text(value: Any) -> str:
+    """A storable scalar as json.dumps(ensure_ascii=False) writes it, without json.dumps' per-call set-up."""
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return float.__repr__(value)
+    if isinstance(value, str):
+        return encode_basestring(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _json_pieces(value: Any) -> Iterator[str]:
+    """The JSON text of `_storable(value)`, piece by piece, without recursion and lazily: a reader that stops after
+    the first characters leaves the rest of the value untouched. A string is cut after ISSUE_VALUE_MAX_CHARS
+    characters before it is written."""
+    stack: list[Iterator[str | _Child]] = [iter([_Child(value, 0)])]
+    while stack:
+        piece = next(stack[-1], None)
+        if piece is None:
+            stack.pop()
+        elif isinstance(piece, str):
+            yield piece
+        elif isinstance(piece.value, dict | list | tuple):
+            if piece.depth >= ISSUE_VALUE_MAX_DEPTH:
+                yield encode_basestring(_TOO_DEEP)
+            else:
+                stack.append(_members(piece.value, piece.depth))
+        elif isinstance(piece.value, str):
+            yield encode_basestring(_storable_text(piece.value[: ISSUE_VALUE_MAX_CHARS + 1]))
+        else:
+            yield _scalar_text(_storable_scalar(piece.value))
+
+
+def _described(value: dict | list | tuple) -> str:
+    if isinstance(value, dict):
+        return f"an object of {len(value):,} members"
+    return f"a list of {len(value):,} items"
+
+
+def issue_value(value: Any, pay: Callable[[str], bool] | None = None) -> Any:
     """The offending value as an issue shows it: storable, and at most ISSUE_VALUE_MAX_CHARS long (as text, or as
-    JSON text for anything else) before a `… [truncated: N characters]` marker."""
+    JSON text for a list or an object) before a `… [truncated: …]` marker saying how long it was. `pay`: asked for
+    each piece of a list's or an object's JSON before it is written (the rule's evaluation budget pays for the
+    issue it raises); where it says no, the text is cut there."""
     if isinstance(value, str):
         if len(value) > ISSUE_VALUE_MAX_CHARS:
             return f"{_storable_text(value[:ISSUE_VALUE_MAX_CHARS])}… [truncated: {len(value):,} characters]"
         return _storable_text(value)
-    value = _storable(value)
-    if isinstance(value, list | dict):
-        text = json.dumps(value, ensure_ascii=False)
-        if len(text) > ISSUE_VALUE_MAX_CHARS:
-            return f"{text[:ISSUE_VALUE_MAX_CHARS]}… [truncated: {len(text):,} characters of JSON]"
-    return value
+    if not isinstance(value, dict | list | tuple):
+        return _storable_scalar(value)
+    pieces, length = [], 0
+    for piece in _json_pieces(value):
+        if pay is not None and not pay(piece):
+            length = ISSUE_VALUE_MAX_CHARS + 1
+        else:
+            pieces.append(piece)
+            length += len(piece)
+        if length > ISSUE_VALUE_MAX_CHARS:
+            return f"{''.join(pieces)[:ISSUE_VALUE_MAX_CHARS]}… [truncated: {_described(value)}]"
+    return json.loads("".join(pieces))  # the storable value, read back from its short JSON text
 
 
 def issue_reason(reason: str) -> str:
-    reason = _storable_text(reason)
+    reason = _storable_text(reason[: ISSUE_REASON_MAX_CHARS + 1])
     return reason if len(reason) <= ISSUE_REASON_MAX_CHARS else reason[:ISSUE_REASON_MAX_CHARS] + "…"
 
 
-def issue(field: str | None, value: Any, reason: str) -> dict:
-    """An issue `{"field", "value", "reason"}` that jsonb can store."""
-    return {"field": field, "value": issue_value(value), "reason": issue_reason(reason)}
+def issue(field: str | None, value: Any, reason: str, pay: Callable[[str], bool] | None = None) -> dict:
+    """An issue `{"field", "value", "reason"}` that jsonb can store (`pay`: see issue_value)."""
+    return {"field": field, "value": issue_value(value, pay), "reason": issue_reason(reason)}

@@ -15,10 +15,11 @@ from typing import Any
 
 import jmespath
 import pycountry
+from jmespath.exceptions import JMESPathTypeError
 
 from core.time import iso_datetime
-from mappings.converters import ConversionError, convert
-from mappings.evaluation import BoundedExpression, EvaluationBudget, EvaluationBudgetExceeded, PushPool
+from mappings.converters import CHOICE_MAX_CHARS, ConversionError, conversion_units, convert, quoted, stripped
+from mappings.evaluation import VISIT_UNITS, BoundedExpression, EvaluationBudget, EvaluationBudgetExceeded, PushPool
 from mappings.issue_values import has_unstorable_characters, issue
 from mappings.source_alternatives import search_alternatives
 from projects.canonical import (
@@ -68,7 +69,9 @@ class KeyPath:
         self.keys = keys
 
     def search(self, data: Any, budget: EvaluationBudget | None = None) -> Any:
-        """The value at the keys (no budget needed: the work is one look-up per key)."""
+        """The value at the keys (a visit's price for each key, paid to `budget` when given)."""
+        if budget is not None:
+            budget.spend(VISIT_UNITS * len(self.keys))
         for key in self.keys:
             if not isinstance(data, dict):
                 return None
@@ -123,12 +126,14 @@ def _as_text(value: Any) -> str:
 def _fit_text(canonical: CanonicalField, value: Any) -> str:
     text = _as_text(value)
     if canonical.choices == "status":
-        status = text.strip().lower().replace(" ", "_").replace("-", "_")
+        text = stripped(text)
+        status = text.lower().replace(" ", "_").replace("-", "_") if len(text) <= CHOICE_MAX_CHARS else ""
         if status not in _STATUSES:
             raise ConversionError(f"not a project status ({_STATUS_LIST})")
         return status
     if canonical.choices == "currency":
-        code = text.strip().upper()
+        text = stripped(text)
+        code = text.upper() if len(text) <= CHOICE_MAX_CHARS else ""
         if code not in currency_codes():
             raise ConversionError("not an ISO 4217 currency code")
         return code
@@ -182,51 +187,84 @@ def fit_to_field(canonical: CanonicalField, value: Any) -> Any:
     return _fit_date(value)
 
 
-def source_value(rule: FieldRule, data: dict, pool: PushPool | None = None) -> tuple[Any, dict]:
+def source_value(rule: FieldRule, data: dict, pool: PushPool | None = None, *, later: int = 0) -> tuple[Any, dict]:
     """The rule's source value over `data` and the options to read it with: with a scale per `||` alternative,
     the scale of the alternative the value came from. Evaluated within a budget that draws on `pool`, the push's
-    (mappings/evaluation.py; its own when not given): EvaluationBudgetExceeded past it."""
-    scales, budget = rule.options.get("scale"), EvaluationBudget(data, pool)
+    (mappings/evaluation.py; its own when not given), keeping what `later` rules are owed: EvaluationBudgetExceeded
+    past it."""
+    scales, budget = rule.options.get("scale"), EvaluationBudget(data, pool, later=later)
     if not isinstance(scales, list):
         return compile_source(rule.source).search(data, budget), rule.options
     raw, scale = search_alternatives(rule.source, scales, data, budget)
     return raw, {**rule.options, "scale": scale}
 
 
-def apply_rule(rule: FieldRule, data: dict, pool: PushPool | None = None) -> tuple[Any, dict | None]:
+def _value_text(value: Any) -> str:
+    """A value in a reason: a short one as it reads, a list or an object by its size (never written out whole)."""
+    if isinstance(value, list):
+        return f"an array of {len(value):,} elements"
+    if isinstance(value, dict):
+        return f"an object of {len(value):,} members"
+    return quoted(str(value)) if not isinstance(value, int) or value.bit_length() < 200 else "a very large number"
+
+
+def failure_text(error: Exception) -> str:
+    """Why an expression failed, without writing out the value it failed on (JMESPath's type error would, whole)."""
+    if isinstance(error, JMESPathTypeError):
+        return (
+            f"In function {error.function_name}(), invalid type for value: {_value_text(error.current_value)}, "
+            f'expected one of: {error.expected_types}, received: "{error.actual_type}"'
+        )
+    return str(error)
+
+
+def _converted(rule: FieldRule, raw: Any, options: dict, budget: EvaluationBudget) -> Any:
+    """The rule's value from `raw` (its default when `raw` is empty), each conversion paid for before it runs."""
+    budget.spend(conversion_units(raw, rule.type, options))
+    value = convert(raw, rule.type, options)
+    if value is None and rule.default is not None:
+        budget.spend(conversion_units(rule.default, rule.type, options))
+        value = convert(rule.default, rule.type, options)
+    return value
+
+
+def apply_rule(rule: FieldRule, data: dict, pool: PushPool | None = None, *, later: int = 0) -> tuple[Any, dict | None]:
     """The canonical value of one rule over `data`, and the issue it raised (or None). `pool`: the evaluation pool
-    the push's rules share (mappings/evaluation.py), its own when not given."""
+    the push's rules share (mappings/evaluation.py), its own when not given; `later`: how many rules follow it."""
     canonical = CANONICAL_FIELDS_BY_NAME[rule.field]
+    pool = pool or PushPool(data)
     try:
-        raw, options = source_value(rule, data, pool)
-    except EvaluationBudgetExceeded as error:  # an expression whose results outgrow the push: refused, not slow
+        raw, options = source_value(rule, data, pool, later=later)
+    except EvaluationBudgetExceeded as error:  # an expression that costs more than the push: refused, not slow
         return None, issue(rule.field, None, f"the source expression {error}")
     except Exception as error:  # functions over partner data: type errors, avg() of huge integers overflowing...
-        return None, issue(rule.field, None, f"the source expression failed: {error}")
+        return None, issue(rule.field, None, f"the source expression failed: {failure_text(error)}")
+    budget = EvaluationBudget(data, pool, later=later)  # converting the value, and the issue it may raise
     try:
-        value = convert(raw, rule.type, options)
-        if value is None and rule.default is not None:
-            value = convert(rule.default, rule.type, options)
+        value = _converted(rule, raw, options, budget)
         if value is not None:
             return fit_to_field(canonical, value), None
+    except EvaluationBudgetExceeded as error:
+        return None, issue(rule.field, None, f"converting the value {error}")
     except ConversionError as error:
-        return None, issue(rule.field, raw, str(error))
+        return None, issue(rule.field, raw, str(error), budget.pays_for_pieces)
     except Exception as error:  # a converter bug must not lose the push: an issue, and a log entry to fix it
         logger.exception("Converting a value for %s (%s) failed", rule.field, rule.type)
-        return None, issue(rule.field, raw, f"could not be read ({type(error).__name__})")
+        return None, issue(rule.field, raw, f"could not be read ({type(error).__name__})", budget.pays_for_pieces)
     if rule.required:
-        return None, issue(rule.field, raw, "required, but the source has no value")
+        return None, issue(rule.field, raw, "required, but the source has no value", budget.pays_for_pieces)
     return None, None
 
 
-def normalize(data: dict, rules: Sequence[FieldRule]) -> NormalizationResult:
-    """Every canonical field's value from `data` under the partner's rules; unmapped fields are None."""
+def normalize(data: dict, rules: Sequence[FieldRule], *, size: int | None = None) -> NormalizationResult:
+    """Every canonical field's value from `data` under the partner's rules; unmapped fields are None. `size`:
+    the data's size in bytes of compact JSON, when the caller measured it (else measured if a rule needs it)."""
     values = {canonical.attname: None for canonical in CANONICAL_FIELDS}
     if not rules:
         return NormalizationResult(values=values, issues=[], mapping_status=MappingStatus.UNMAPPED)
-    issues, pool = [], PushPool(data)
-    for rule in rules:
-        value, issue = apply_rule(rule, data, pool)
+    issues, pool = [], PushPool(data, size=size, rules=len(rules))
+    for index, rule in enumerate(rules):
+        value, issue = apply_rule(rule, data, pool, later=len(rules) - index - 1)
         values[CANONICAL_FIELDS_BY_NAME[rule.field].attname] = value
         if issue:
             issues.append(issue)

@@ -85,8 +85,12 @@ def source_key_discovery(*, partner: Partner, sample: int = 1000, rules: list[Fi
     def filling(documents: Iterable[dict]) -> Iterator[dict]:
         for document in documents:
             if rules and allowance.take():
-                pool = PushPool(document)  # the push's rules share one, as when it was stored
-                filled.update(rule.field for rule in rules if apply_rule(rule, document, pool)[0] is not None)
+                pool = PushPool(document, rules=len(rules))  # the push's rules share one, as when it was stored
+                filled.update(
+                    rule.field
+                    for index, rule in enumerate(rules)
+                    if apply_rule(rule, document, pool, later=len(rules) - index - 1)[0] is not None
+                )
             yield document
 
     latest = RawPush.objects.filter(partner=partner).order_by("-received_at", "-id")

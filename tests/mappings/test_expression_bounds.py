@@ -154,8 +154,8 @@ def test_a_result_larger_than_the_push_is_an_issue_on_its_field_not_a_slow_push(
         {
             "field": "name",
             "value": None,
-            "reason": "the source expression needs more work than the push allows: past its own 1,000 units and "
-            "what was left of the 1,027 (the push's size in bytes of JSON) that the push's rules share; simplify it",
+            "reason": "the source expression needs more work than the push allows: its rules share 1,001,027 units of "
+            "work (1,000,000 and 1 a byte of its data); simplify it",
         }
     ]
     assert (result.values["name"], result.values["city"], result.mapping_status) == (None, data["title"], "partial")
@@ -205,32 +205,37 @@ def test_comparing_big_values_pays_for_what_it_compares(source):
     assert result.issues[0]["reason"].startswith("the source expression needs more work than the push allows")
 
 
-def test_each_rule_keeps_its_own_units_when_another_has_spent_the_push_s_pool():
-    data = {"items": [{"price": n} for n in range(100)]}
+def test_each_rule_keeps_its_share_when_another_has_spent_what_it_could():
+    data = {"items": [{"price": n} for n in range(20)]}
     rules = [
         FieldRule("name", WORST, "string"),
-        FieldRule("moduleCount", "items[?price > `49`].price | length(@)", "integer"),
+        FieldRule("moduleCount", "items[?price > `9`].price | length(@)", "integer"),
     ]
 
     result = normalize(data, rules)
 
     assert [issue["field"] for issue in result.issues] == ["name"]
-    assert result.values["module_count"] == 50
+    assert result.values["module_count"] == 10
 
 
-def test_the_rules_of_one_push_share_one_pool_as_large_as_the_push():
-    data = {"items": [{"price": n} for n in range(2_000)]}  # 28,901 bytes; each rule below needs 10,005 units
-    fields = ("moduleCount", "systemSizeKw", "batteryCapacityKwh", "contractAmount")
-    rules = [FieldRule(field, "items[?price > `-1`].price | length(@)", "decimal") for field in fields]
+def starts_with_x(length: int) -> dict:
+    """A push whose `starts_with(s, 'x')` reads `length` characters twice (2 units each, mappings/evaluation.py)."""
+    return {"s": "x" * length}
 
-    result = normalize(data, rules)
 
-    assert [result.values[attname] for attname in ("module_count", "system_size_kw", "battery_capacity_kwh")] == [
-        2_000,
-        2_000,
-        2_000,
-    ]  # 3 times 9,005 units drawn: 27,015 of the pool
-    assert [issue["field"] for issue in result.issues] == ["contractAmount"]
+def test_the_rules_of_one_push_share_one_allowance_in_equal_shares():
+    """Alone, the first rule fits the push's allowance; beside a second, it passes its half and is refused, and
+    what it did not spend passes on to the second."""
+    data = starts_with_x(400_000)  # allowance 1,400,008; starts_with needs 800,002 units and a call
+    alone = normalize(data, [FieldRule("notes", "starts_with(s, 'x')", "string")])
+    shared = normalize(
+        data,
+        [FieldRule("notes", "starts_with(s, 'x')", "string"), FieldRule("salesRep", "starts_with(s, 'x')", "string")],
+    )
+
+    assert (alone.values["notes"], alone.issues) == ("true", [])
+    assert [issue["field"] for issue in shared.issues] == ["notes"]
+    assert shared.values["sales_rep"] == "true"
 
 
 @pytest.mark.parametrize(
@@ -252,12 +257,13 @@ def test_ordinary_expressions_stay_within_the_budget(source, expected):
     assert (result.values["module_count"], result.issues) == (expected, [])
 
 
-def test_a_big_push_earns_a_budget_as_big_as_itself():
-    data = {"items": [{"price": n} for n in range(5_000)]}
+@pytest.mark.parametrize(("length", "mapped"), [(900_000, "true"), (1_100_000, None)])
+def test_a_big_push_earns_an_allowance_as_big_as_itself(length, mapped):
+    """1,000,000 units and one a byte: 1,900,008 are enough for reading 900,000 characters twice, 2,100,008 are not
+    for 1,100,000 characters."""
+    result = normalize(starts_with_x(length), [FieldRule("notes", "starts_with(s, 'x')", "string")])
 
-    result = normalize(data, [FieldRule("moduleCount", "items[*].price | length(@)", "integer")])
-
-    assert (result.values["module_count"], result.issues) == (5_000, [])
+    assert result.values["notes"] == mapped
 
 
 def test_a_stored_expression_deeper_than_the_bounds_still_evaluates_or_fails_as_an_issue():

@@ -4,9 +4,10 @@ import pytest
 
 from ingest.merge_patch import merge_patch
 from mappings.documents import parse_mapping_document
-from mappings.evaluation import PushPool, json_bytes
+from mappings.evaluation import PUSH_BASE_UNITS, UNITS_PER_BYTE, json_bytes
 from mappings.issue_origins import issues_from_earlier_pushes
 from mappings.normalization import FieldRule, normalize
+from tests.mappings.pools import recorded_pools, units_spent
 from tests.mappings.test_expression_bounds import WORST
 
 RULES = parse_mapping_document(
@@ -80,9 +81,8 @@ def test_a_push_s_issues_are_judged_on_one_pool_as_the_push_was(monkeypatch):
     fields = ("customerFirstName", "customerLastName", "city", "state")
     rules = [FieldRule(field, WORST, "string") for field in fields]
     issues = [{"field": field, "value": "refused", "reason": "too long"} for field in fields]
-    granted = []
-    grant = PushPool.grant
-    monkeypatch.setattr(PushPool, "grant", lambda pool, wanted: granted.append(grant(pool, wanted)) or granted[-1])
+    pools = recorded_pools(monkeypatch)
 
     assert issues_from_earlier_pushes(issues=issues, data=data, rules=rules) == [True] * 4
-    assert sum(granted) <= json_bytes(data)
+    assert len(pools) == 1
+    assert units_spent(pools) <= PUSH_BASE_UNITS + UNITS_PER_BYTE * json_bytes(data)

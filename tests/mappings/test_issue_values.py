@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from mappings.issue_values import ISSUE_REASON_MAX_CHARS, ISSUE_VALUE_MAX_CHARS
+from mappings.issue_values import ISSUE_REASON_MAX_CHARS, ISSUE_VALUE_MAX_CHARS, issue
 from mappings.normalization import FieldRule, normalize
 from tests.mappings.jsonb import jsonb_storable
 
@@ -68,17 +68,23 @@ def test_a_huge_offending_structure_is_cut_as_its_json_text():
     [issue] = normalize({"v": value}, [FieldRule("name", "v", "string")]).issues
 
     text = json.dumps(value, ensure_ascii=False)
-    assert issue["value"] == text[:ISSUE_VALUE_MAX_CHARS] + f"… [truncated: {len(text):,} characters of JSON]"
+    assert issue["value"] == text[:ISSUE_VALUE_MAX_CHARS] + "… [truncated: a list of 100,000 items]"
     assert issue["reason"] == "expected a single value, got a list"
 
 
-def test_a_long_reason_is_cut():
+def test_a_long_value_in_a_reason_is_cut():
     value = [1, "x" * 100_000]
 
     [issue] = normalize({"v": value}, [FieldRule("contractAmount", "sum(v)", "decimal")]).issues
 
     assert len(issue["reason"]) <= ISSUE_REASON_MAX_CHARS + 1
-    assert issue["reason"].endswith("…")
+    assert "invalid type for value: " + "x" * 60 + "…, expected" in issue["reason"]
+
+
+def test_a_long_reason_is_cut():
+    reason = issue("name", None, "r" * 100_000)["reason"]
+
+    assert reason == "r" * ISSUE_REASON_MAX_CHARS + "…"
 
 
 @pytest.mark.parametrize(

@@ -12,13 +12,14 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from ingest.models import RawPush
-from mappings.evaluation import PushPool, json_bytes
+from mappings.evaluation import PUSH_BASE_UNITS, UNITS_PER_BYTE, json_bytes
 from mappings.models import MappingVersion
 from mappings.normalization import FieldRule
 from mappings.services import mapping_document_import, mapping_version_publish
 from partners.choices import Environment
 from projects.models import Project
 from tests.conftest import SANDBOX, url
+from tests.mappings.pools import recorded_pools, units_spent
 from tests.mappings.test_expression_bounds import WORST
 from tests.workbench.test_workbench import CURRENT, rows
 from workbench.preview import mapping_preview_compare
@@ -193,9 +194,8 @@ def test_a_push_under_the_worst_accepted_expression_reports_an_issue_on_its_fiel
             {
                 "field": "name",
                 "value": None,
-                "reason": "the source expression needs more work than the push allows: past its own 1,000 units and "
-                "what was left of the 5,033 (the push's size in bytes of JSON) that the push's rules share; "
-                "simplify it",
+                "reason": "the source expression needs more work than the push allows: its rules share 1,005,033 "
+                "units of work (1,000,000 and 1 a byte of its data); simplify it",
             }
         ],
     )
@@ -270,20 +270,19 @@ def test_the_workbench_s_fill_rates_evaluate_a_bounded_sample(admin_client, sand
 def test_the_workbench_s_fill_rates_share_one_pool_per_push_as_the_push_did(
     admin_client, sandbox_client, workbench, partner
 ):
-    # Four rules each needing 10,005 units of a 28,901-byte push: the push's pool serves three of them, as it did when
-    # the push was stored. Each rule drawing on a pool of its own did a push's worth of work per field on the page.
-    heavy = {"source": "items[?price > `-1`].price | length(@)", "type": "decimal"}
-    fields = ("moduleCount", "systemSizeKw", "batteryCapacityKwh", "contractAmount")
+    # The first rule alone would fit the push's allowance, but not beside the second, which is owed half of it: the
+    # page refuses it as the push did. Each rule drawing on a pool of its own, the page would have filled it.
+    heavy = {"source": "starts_with(s, 'x')", "type": "string"}
+    fields = ("name", "notes")
     mapping_document_import(partner=partner, document={"fields": dict.fromkeys(fields, heavy)}, created_by=None)
-    items = [{"price": n} for n in range(2_000)]
-    sandbox_client.post(url(SANDBOX, "push"), {"id": "P-1", "data": {"items": items}}, format="json")
+    sandbox_client.post(url(SANDBOX, "push"), {"id": "P-1", "data": {"s": "x" * 400_000}}, format="json")
     refused = [issue["field"] for issue in Project.objects.get(external_id="P-1").issues]
 
     response = admin_client.get(workbench)
 
     rates = response.context["discovery"].fill_rates
-    assert len(refused) == 1
-    assert {field: rates[field].filled for field in fields} == {field: int(field not in refused) for field in fields}
+    assert refused == ["name"]
+    assert {field: rates[field].filled for field in fields} == {"name": 0, "notes": 1}
 
 
 def test_a_preview_reads_a_push_s_sources_on_one_pool(sandbox_client, partner, monkeypatch):
@@ -292,15 +291,14 @@ def test_a_preview_reads_a_push_s_sources_on_one_pool(sandbox_client, partner, m
     sandbox_client.post(url(SANDBOX, "push"), {"id": "P-1", "data": {"notes": "n" * 20_000}}, format="json")
     fields = ("systemSizeKw", "batteryCapacityKwh", "contractAmount", "moduleCount", "customerFirstName", "city")
     rules = [FieldRule(field, WORST, "decimal" if field != "city" else "string") for field in fields]
-    granted = []
-    grant = PushPool.grant
-    monkeypatch.setattr(PushPool, "grant", lambda pool, wanted: granted.append(grant(pool, wanted)) or granted[-1])
+    pools = recorded_pools(monkeypatch)
 
     preview = mapping_preview_compare(partner=partner, rules=rules, limit=1, versions={})
 
     assert [push.push.external_id for push in preview.pushes] == ["P-1"]
-    push_bytes = json_bytes(RawPush.objects.get().data)
-    assert sum(granted) <= 3 * push_bytes  # the current rules, the edited ones, and what their sources read again
+    allowance = PUSH_BASE_UNITS + UNITS_PER_BYTE * json_bytes(RawPush.objects.get().data)
+    # the current rules, the edited ones, and what their sources read again
+    assert units_spent(pools) <= 3 * allowance
 
 
 def test_the_partner_page_evaluates_within_its_time(admin_client, sandbox_client, workbench, partner, monkeypatch):

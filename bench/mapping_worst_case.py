@@ -1,0 +1,325 @@
+"""The slowest mapping an operator can save within the bounds (CONTRACT §17), over the largest push and batch the
+service accepts, beside the same push under a trivial mapping and bench/baseline's bare upsert, in one run (issue #33).
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/integration_bench_cost .venv/bin/python bench/mapping_worst_case.py
+
+First an attacker's search, in-process: every candidate mapping (CANDIDATES: every canonical field mapped to one
+expression, or to a dear conversion) normalizes each payload's data, and the slowest two of each payload go on.
+Then over HTTP: gunicorn (one worker, as production configures it) serves the service on PostgreSQL, and each
+payload is sent under the trivial mapping (one key path) and under each chosen candidate, `--rounds` times,
+alternated. A request's cost is CPU, not wall time (this machine is shared): the gunicorn worker's and its
+PostgreSQL backends', read from /proc before and after. The least of the rounds is reported, the answers counted
+beside it (status, and the issues the mapping raised). `--root DIR` serves another checkout (main, before).
+"""
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import _setup
+from django.core.management import call_command
+from django.db import connection
+from push_load import partner_credentials
+
+from mappings.documents import parse_mapping_document
+from mappings.normalization import normalize
+from mappings.services import mapping_document_import
+from partners.models import Partner
+from projects.canonical import CANONICAL_FIELDS
+
+MIB = 1024 * 1024
+COPIES = "[" + ",".join(["@"] * 45) + "]"
+# Every kind of step an expression can take, each as dear as the bounds allow (at most 4 projections, flattens
+# and multi-selects, 200 nodes, 1,000 characters).
+EXPRESSIONS = {
+    "keys-each": "a[*].keys(`{}`)",
+    "abs-each": "a[*].abs(@)",
+    "to_string-each": "a[*].to_string(@)",
+    "not_null-each": "a[*].not_null(@, @, @, @, @, @, @, @)",
+    "multi-select-each": "a[*].[@, @, @, @, @, @, @, @, @, @, @, @, @, @, @, @]",
+    "object-each": "a[*].{a: @, b: @, c: @, d: @, e: @, f: @, g: @, h: @}",
+    "filter-each": "a[?@ == `0` || @ == `1` || @ == `2` || @ == `3` || @ == `4`]",
+    "projection-of-projections": "a[*][*][*][*]",
+    "map-to_string": "map(&to_string(@), a)",
+    "sort_by": "sort_by(a, &to_string(@))",
+    "max_by": "max_by(a, &to_string(@))",
+    "sort": "sort(a)",
+    "sum": "sum(a)",
+    "join": "join(',', a[*].to_string(@))",
+    "contains": "contains(a, `7`)",
+    "to_string-whole": "to_string(@)",
+    "copies-to_string": f"{COPIES}[] | {COPIES} | to_string(@)",
+    "copies-equal": f"{COPIES} | [?@ == `[]`]",
+    "values-each": "values(@)[*].keys(@)",
+    "or-chain": " || ".join(f"a[{n}].x" for n in range(20)),
+    "string-reverse": "reverse(s)",
+    "string-to_number": "to_number(s)",
+    "string-starts_with": "starts_with(s, s)",
+    "string-copies-join": f"join('', {COPIES.replace('@', 's')})",
+    "whole-keys": "keys(@)",
+}
+
+
+def expression_document(source: str) -> dict:
+    fields = {}
+    for field in CANONICAL_FIELDS:
+        kind = {"text": "string", "integer": "integer", "decimal": "decimal", "date": "date"}[field.kind]
+        fields[field.name] = {"source": source, "type": kind}
+    return {"fields": fields}
+
+
+def conversion_document(mapping_type: str, **options) -> dict:
+    """Every text field read as `mapping_type` (dear conversions: phone, e-mail, dates with 20 patterns)."""
+    fields = {}
+    for field in CANONICAL_FIELDS:
+        if field.kind == "text" or (field.kind == "date" and mapping_type in ("date", "datetime")):
+            fields[field.name] = {"source": "p", "type": mapping_type, **options}
+            if mapping_type == "enum":  # 500 source values, each to a value the field takes
+                target = "USD" if field.choices == "currency" else "lead"
+                fields[field.name]["values"] = {f"v{n}": target for n in range(500)}
+    return {"fields": fields}
+
+
+FORMATS = [f"%d.%m.%Y {n}" for n in range(20)]
+CANDIDATES = {name: expression_document(source) for name, source in EXPRESSIONS.items()} | {
+    "phone-everywhere": conversion_document("phone", region="US"),
+    "email-everywhere": conversion_document("email"),
+    "date-20-formats-everywhere": conversion_document("date", formats=FORMATS),
+    "enum-everywhere": conversion_document("enum"),
+}
+TRIVIAL = {"fields": {"name": {"source": "n", "type": "string"}}}
+
+
+def zeros(count: int, n: int) -> dict:
+    return {"n": str(n), "a": [0] * count, "p": f"(503) 421-{n % 10000:04d}", "s": "1" * 64}
+
+
+def text(length: int, n: int) -> dict:
+    return {"n": str(n), "s": "7" * length, "p": f"customer.{n}@example.com"}
+
+
+def objects(count: int, n: int) -> dict:
+    return {"n": str(n), "a": [{"x": i % 7, "s": "abc"} for i in range(count)], "p": "x"}
+
+
+# Each payload: a path, its bodies for the n-th send (n makes every send a change), and the data normalized last.
+def payloads() -> dict:
+    body_max = MIB - 200  # JSON of the whole body within PUSH_MAX_BODY_BYTES
+    return {
+        "push 1 MiB of [0, 0, …]": ("push", lambda n: {"id": f"z-{n}", "data": zeros(body_max // 2, n)}),
+        "push 1 MiB of one string": ("push", lambda n: {"id": f"s-{n}", "data": text(body_max - 200, n)}),
+        "push 1 MiB of small objects": ("push", lambda n: {"id": f"o-{n}", "data": objects(body_max // 22, n)}),
+        "later push {} onto 1 MiB of [0, 0, …]": (
+            "later",
+            lambda n: ({"id": f"lz-{n}", "data": zeros(body_max // 2, n)}, {"id": f"lz-{n}", "data": {"n": f"{n}+"}}),
+        ),
+        "later push {} onto 1 MiB of one string": (
+            "later",
+            lambda n: ({"id": f"ls-{n}", "data": text(body_max - 200, n)}, {"id": f"ls-{n}", "data": {"n": f"{n}+"}}),
+        ),
+        "batch 10 MiB, 500 records of [0, 0, …]": (
+            "batch",
+            lambda n: {"records": [{"id": f"bz-{n}-{i}", "data": zeros(10_000, n)} for i in range(500)]},
+        ),
+        "batch 10 MiB, 500 records of a string": (
+            "batch",
+            lambda n: {"records": [{"id": f"bs-{n}-{i}", "data": text(20_500, n)} for i in range(500)]},
+        ),
+        "batch 500 records of one project, 1 MiB": (
+            "batch",
+            lambda n: {
+                "records": [{"id": f"b1-{n}", "data": text(body_max - 300, n)}]
+                + [{"id": f"b1-{n}", "data": {"n": f"{n}-{i}"}} for i in range(499)]
+            },
+        ),
+        "batch 500 tiny records": (
+            "batch",
+            lambda n: {
+                "records": [
+                    {"id": f"bt-{n}-{i}", "data": {"n": str(i), "a": [0], "s": "1", "p": "x"}} for i in range(500)
+                ]
+            },
+        ),
+    }
+
+
+def normalized_data(kind: str, make) -> list[dict]:
+    """What the payload's pushes normalize (the source data of each record, merged as a push merges it)."""
+    body = make(0)
+    if kind == "push":
+        return [body["data"]]
+    if kind == "later":
+        return [{**body[0]["data"], **body[1]["data"]}]
+    merged: dict[str, dict] = {}
+    for record in body["records"]:
+        merged[record["id"]] = {**merged.get(record["id"], {}), **record["data"]}
+    return list(merged.values())[:50]  # a sample: each record costs alike
+
+
+def screen(rounds: int = 2) -> dict[str, list[tuple[float, str]]]:
+    """The in-process cost of every candidate on each payload's data, slowest first."""
+    chosen = {}
+    for name, (kind, make) in payloads().items():
+        data = normalized_data(kind, make)
+        sizes = [len(json.dumps(item, separators=(",", ":"))) for item in data]
+        costs = []
+        for candidate, document in {"trivial": TRIVIAL, **CANDIDATES}.items():
+            rules = parse_mapping_document(document)
+            best = float("inf")
+            for _ in range(rounds):
+                started = time.process_time()
+                for item, size in zip(data, sizes, strict=True):
+                    normalize(item, rules, size=size)
+                best = min(best, time.process_time() - started)
+            costs.append((best * 1000 / len(data), candidate))
+        costs.sort(reverse=True)
+        chosen[name] = costs
+        top = ", ".join(f"{candidate} {ms:.2f}" for ms, candidate in costs[:4])
+        trivial = next(ms for ms, candidate in costs if candidate == "trivial")
+        print(f"screen {name}: trivial {trivial:.2f} ms a record; slowest {top}", flush=True)
+    return chosen
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def cpu_by_pid(pids: list[int]) -> dict[int, float]:
+    seconds = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        seconds[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return seconds
+
+
+def cpu_spent(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds between two readings, of the processes in both (one that ended or started between is left out:
+    a backend's pid may be reused)."""
+    return sum(after[pid] - before[pid] for pid in before if pid in after and after[pid] >= before[pid])
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    return sum(cpu_by_pid(pids).values())
+
+
+def service_pids(server: subprocess.Popen) -> list[int]:
+    """The gunicorn workers and the PostgreSQL backends of this database (the bench's own connection aside)."""
+    workers = subprocess.run(["pgrep", "-P", str(server.pid)], capture_output=True, text=True).stdout.split()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        backends = [row[0] for row in cursor.fetchall()]
+    return [int(pid) for pid in workers] + backends
+
+
+def post(base: str, path: str, body: dict, headers: dict) -> tuple[int, dict]:
+    request = urllib.request.Request(
+        base + path, data=json.dumps(body, separators=(",", ":")).encode(), headers=headers, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=600) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+def measure(server, base: str, headers: dict, kind: str, make, n: int) -> tuple[float, str]:
+    """CPU ms of one send of the payload (the measured request only), and its answers counted."""
+    path = "/sandbox/api/v1/externals/push" + ("/batch" if kind == "batch" else "")
+    body = make(n)
+    if kind == "later":
+        post(base, path, body[0], headers)
+        body = body[1]
+    pids = service_pids(server)
+    before = cpu_by_pid(pids)
+    status, answer = post(base, path, body, headers)
+    spent = cpu_spent(before, cpu_by_pid(pids))
+    results = answer.get("results", [answer])
+    issues = sum(len(result.get("issues") or []) for result in results)
+    statuses = sorted({result.get("status", status) for result in results})
+    return spent * 1000, f"HTTP {status}, records {statuses}, {issues} issues"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--root", default=str(_setup.ROOT), help="the checkout to serve (main's, for before)")
+    parser.add_argument("--only", default="", help="payloads whose name holds this text")
+    parser.add_argument("--top", type=int, default=2, help="candidates sent over HTTP per payload")
+    args = parser.parse_args()
+
+    call_command("migrate", verbosity=0)
+    chosen = screen()
+    os.environ.update(WORKERS="1", THREADS="4")
+    port, baseline_port = free_port(), free_port()
+    server = _setup.service_start(port, root=Path(args.root))
+    baseline = _setup.baseline_start(baseline_port)
+    _setup.baseline_table_create()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for name, (kind, make) in payloads().items():
+            if args.only not in name:
+                continue
+            mappings = ["trivial", *[candidate for _, candidate in chosen[name] if candidate != "trivial"][: args.top]]
+            clients = {}
+            for mapping in mappings:
+                token, key = partner_credentials(f"cost-{mapping}")
+                document = TRIVIAL if mapping == "trivial" else CANDIDATES[mapping]
+                mapping_document_import(partner=Partner.objects.get(slug=f"cost-{mapping}"), document=document)
+                clients[mapping] = {
+                    "Authorization": f"Bearer {token}",
+                    "ClientID": key,
+                    "Content-Type": "application/json",
+                }
+            best: dict[str, tuple[float, str]] = {}
+            for round_ in range(args.rounds):
+                for mapping in mappings:
+                    ms, answers = measure(
+                        server, base, clients[mapping], kind, make, round_ * 1000 + int(time.time()) % 1000
+                    )
+                    if mapping not in best or ms < best[mapping][0]:
+                        best[mapping] = (ms, answers)
+            baseline_ms = None
+            if kind == "push":
+                pids = subprocess.run(["pgrep", "-P", str(baseline.pid)], capture_output=True, text=True).stdout.split()
+                costs = []
+                for round_ in range(args.rounds):
+                    before = cpu_seconds([int(pid) for pid in pids])
+                    post(
+                        f"http://127.0.0.1:{baseline_port}",
+                        "/bench/baseline-upsert",
+                        make(round_),
+                        {"Content-Type": "application/json"},
+                    )
+                    costs.append((cpu_seconds([int(pid) for pid in pids]) - before) * 1000)
+                baseline_ms = min(costs)
+            trivial = best["trivial"][0]
+            print(
+                f"\n{name}"
+                + (f" (bare upsert, worker CPU only: {baseline_ms:.0f} ms)" if baseline_ms is not None else "")
+            )
+            for mapping in mappings:
+                ms, answers = best[mapping]
+                print(
+                    f"  {mapping:30s} {ms:9.0f} ms CPU  {ms / max(trivial, 1e-9):5.2f}x trivial  ({answers})",
+                    flush=True,
+                )
+    finally:
+        for process in (server, baseline):
+            process.terminate()
+            process.wait(timeout=60)
+
+
+if __name__ == "__main__":
+    main()
