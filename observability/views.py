@@ -13,6 +13,7 @@ from django.views.decorators.http import require_safe
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest, multiprocess
 
 from core.db.replicas.health import replica_states
+from core.db.writable import write_refused_seconds_ago
 from core.problems import problem_body, problem_response
 from observability.access import metrics_access_allowed
 from observability.collectors import database_collectors
@@ -29,7 +30,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok"})
 
 
-def _database_reachable() -> bool:
+def _database_state() -> str:
+    """`ok`, `unreachable`, or `not_writable`: it answers, but refused a write lately for a full disk."""
     connection = connections["default"]
     try:
         with connection.cursor() as cursor:
@@ -38,8 +40,8 @@ def _database_reachable() -> bool:
     except DatabaseError as error:
         logger.warning("Readiness: database unreachable: %s", error)
         connection.close_if_unusable_or_obsolete()
-        return False
-    return True
+        return "unreachable"
+    return "ok" if write_refused_seconds_ago() is None else "not_writable"
 
 
 def _cache_reachable() -> bool:
@@ -79,14 +81,19 @@ def _details() -> dict:
 @require_safe
 def readyz(request: HttpRequest) -> JsonResponse:
     """Ready to serve: the database and the cache both answer; with the apps' details (READINESS_DETAILS). 503
-    problem naming what does not answer."""
+    problem naming what does not answer.
+
+    A database that answers but refused a write lately for a full disk is `not_writable`, status `degraded`, and
+    still 200: every server shares that database, so taking them out of the balancer would only turn the pushes'
+    503 that says what happened, and the reads that still work, into the balancer's own error."""
     checks = {
-        "database": "ok" if _database_reachable() else "unreachable",
+        "database": _database_state(),
         "cache": "ok" if _cache_reachable() else "unreachable",
     }
-    if all(state == "ok" for state in checks.values()):
-        return JsonResponse({"status": "ready", "checks": checks, "details": _details()})
-    failing = " and the ".join(name for name, state in checks.items() if state != "ok")
+    if all(state in ("ok", "not_writable") for state in checks.values()):
+        status = "ready" if checks["database"] == "ok" else "degraded"
+        return JsonResponse({"status": status, "checks": checks, "details": _details()})
+    failing = " and the ".join(name for name, state in checks.items() if state == "unreachable")
     body = problem_body(503, f"Not ready: the {failing} cannot be reached.", code="unavailable")
     response = JsonResponse({**body, "checks": checks}, status=503, content_type="application/problem+json")
     response["Retry-After"] = str(settings.UNAVAILABLE_RETRY_AFTER_SECONDS)
