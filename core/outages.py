@@ -80,7 +80,8 @@ _REDIS_FAULTS = (
     (redis_errors.OutOfMemoryError, REDIS_FULL),
     (redis_errors.ReadOnlyError, REDIS_READ_ONLY),
     (redis_errors.BusyLoadingError, REDIS_LOADING),
-    (redis_errors.AuthenticationError | redis_errors.AuthorizationError | redis_errors.NoPermissionError, REDIS_REFUSED),
+    (redis_errors.AuthenticationError | redis_errors.AuthorizationError, REDIS_REFUSED),
+    (redis_errors.NoPermissionError, REDIS_REFUSED),
     (redis_errors.ConnectionError | redis_errors.TimeoutError, REDIS_DOWN),
     (redis_errors.RedisError, REDIS_FAILING),
 )

@@ -346,7 +346,8 @@ CLIENT_ID_LAST_USED_RESOLUTION_SECONDS = env_int("CLIENT_ID_LAST_USED_RESOLUTION
 
 # Retry-After of the 503 answered for a fault of the database or Redis (core/outages.py).
 UNAVAILABLE_RETRY_AFTER_SECONDS = env_int("UNAVAILABLE_RETRY_AFTER_SECONDS", 2)
-# /readyz reports the database not writable this long after a write was last refused for a full disk (core/db/writable.py).
+# /readyz reports the database not writable this long after a write was last refused for a full disk
+# (core/db/writable.py).
 DATABASE_NOT_WRITABLE_SECONDS = env_int("DATABASE_NOT_WRITABLE_SECONDS", 30)
 
 PUSH_MAX_BODY_BYTES = env_int("PUSH_MAX_BODY_BYTES", 1024 * 1024)
