@@ -18,7 +18,9 @@ from ingest.models import RawPush
 from projects.models import Project
 from tests.conftest import PASSWORD, SANDBOX, problem, url
 
-pytestmark = pytest.mark.django_db(transaction=True)  # autocommit, as served: a failed write breaks no outer transaction
+pytestmark = pytest.mark.django_db(
+    transaction=True
+)  # autocommit, as served: a failed write breaks no outer transaction
 
 PUSH = {"id": "CRM-1", "data": {"name": "Lee"}}
 
@@ -117,7 +119,10 @@ def test_a_full_disk_is_a_page_that_says_so_in_the_admin(operator):
         (django_error(OperationalError, psycopg.errors.LockNotAvailable("lock timeout")), outages.DATABASE_LOCKED),
         (django_error(OperationalError, psycopg.errors.QueryCanceled("statement timeout")), outages.DATABASE_TIMEOUT),
         (django_error(OperationalError, psycopg.errors.DeadlockDetected("deadlock")), outages.DATABASE_CONFLICT),
-        (django_error(OperationalError, psycopg.OperationalError("server closed the connection")), outages.DATABASE_DOWN),
+        (
+            django_error(OperationalError, psycopg.OperationalError("server closed the connection")),
+            outages.DATABASE_DOWN,
+        ),
     ],
     ids=["read-only", "out of memory", "too many connections", "lock timeout", "statement timeout", "deadlock", "gone"],
 )
