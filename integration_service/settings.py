@@ -165,6 +165,24 @@ for _place, _url in enumerate(env_list("DATABASE_REPLICA_URLS", ""), start=1):
     DATABASES[f"replica_{_place}"] = _replica
     REPLICA_ALIASES.append(f"replica_{_place}")
 DATABASE_ROUTERS = ["core.db.replicas.routing.ReplicaRouter"]
+# The service's own bounds on PostgreSQL (core/db/timeouts.py; why: docs/decisions.md, "Bounded transactions"), in
+# seconds, 0 for none. The web servers': no request holds a worker thread, a row lock or the followers (a transaction
+# with a change stamp holds every follower's horizon) for longer; a push that finds its project locked answers 503
+# after DATABASE_LOCK_TIMEOUT_SECONDS instead of waiting as long as the holder. The worker's: an export reads for
+# minutes in one transaction, a reprocessing run writes in long batches, so its statements and idle spells may
+# take longer, and it waits longer for a lock. Other commands (migrate) keep the server's own.
+DATABASE_TIMEOUTS = {
+    "web": {
+        "statement": env_int("DATABASE_STATEMENT_TIMEOUT_SECONDS", 30),
+        "lock": env_int("DATABASE_LOCK_TIMEOUT_SECONDS", 5),
+        "idle_in_transaction": env_int("DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS", 30),
+    },
+    "worker": {
+        "statement": env_int("WORKER_DATABASE_STATEMENT_TIMEOUT_SECONDS", 600),
+        "lock": env_int("WORKER_DATABASE_LOCK_TIMEOUT_SECONDS", 30),
+        "idle_in_transaction": env_int("WORKER_DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS", 600),
+    },
+}
 REPLICA_STICKY_SECONDS = env_int("REPLICA_STICKY_SECONDS", 5)
 REPLICA_MAX_LAG_SECONDS = env_int("REPLICA_MAX_LAG_SECONDS", 10)
 # How long a replica's measured state (up and its lag, or down) is trusted before it is measured again.
@@ -383,6 +401,8 @@ PROJECT_PAGE_SIZE_MAX = env_int("PROJECT_PAGE_SIZE_MAX", 100)
 # A write overtaken again and again by later writers of its projects takes its turn alone (projects/change_log.py):
 # it waits this long for the writers under way to end, then answers 503 project_busy with nothing stored.
 CHANGE_LOG_ALONE_WAIT_SECONDS = float(os.environ.get("CHANGE_LOG_ALONE_WAIT_SECONDS") or 10)
+# /readyz's details.changeLog says `held` once the oldest open write has held the followers this long.
+CHANGE_LOG_HORIZON_HELD_SECONDS = env_int("CHANGE_LOG_HORIZON_HELD_SECONDS", 5)
 
 # --- Exports (exports/): a partner's first pull in one call, written by the background worker ----------------------
 EXPORT_DOWNLOAD_TTL_SECONDS = env_int("EXPORT_DOWNLOAD_TTL_SECONDS", 86400)  # a done export's link, then pruned
@@ -417,7 +437,10 @@ WEBHOOK_RUNNER_IDLE_SECONDS = float(os.environ.get("WEBHOOK_RUNNER_IDLE_SECONDS"
 # /readyz and the admin say deliveries are overdue when one has been due longer than this.
 WEBHOOK_OVERDUE_SECONDS = float(os.environ.get("WEBHOOK_OVERDUE_SECONDS") or 60)
 # /readyz's details beside its checks, by name (observability imports no app): {name in the body: function}.
-READINESS_DETAILS = {"webhookDeliveries": "webhooks.selectors.deliveries_overdue_readiness"}
+READINESS_DETAILS = {
+    "webhookDeliveries": "webhooks.selectors.deliveries_overdue_readiness",
+    "changeLog": "projects.selectors.change_log_readiness",
+}
 # A drain queued this long ago and not started yet is taken as lost (its queue row gone): the next event queues one.
 WEBHOOK_DRAIN_REQUEST_STALE_SECONDS = float(os.environ.get("WEBHOOK_DRAIN_REQUEST_STALE_SECONDS") or 300)
 # Events are kept (and replayable through GET integration/events) this many days; prune_webhook_events deletes older.

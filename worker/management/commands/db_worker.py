@@ -24,6 +24,7 @@ from django_tasks_db.management.commands.db_worker import Command as DatabaseWor
 from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
+from core.db.timeouts import database_timeouts_apply
 from worker.availability import DATABASE_ERRORS, database_answers, database_wait
 from worker.leases import LeaseKeeper, lease_renew, task_release
 
@@ -117,6 +118,7 @@ class Command(DatabaseWorkerCommand):
     ) -> None:
         """django-tasks-db's handle, running the service's worker and the loops of the queues it serves."""
         self.configure_logging(verbosity)
+        database_timeouts_apply("worker")  # its bounds on its transactions (settings.DATABASE_TIMEOUTS)
         queue_names = (queue_name or backend_queues(backend_name)).split(",")
         excluded_queue_names = exclude_queues.split(",") if exclude_queues else []
         if excluded_queue_names and ALL_QUEUES not in queue_names:
