@@ -429,6 +429,10 @@ WEBHOOK_ENDPOINT_CONCURRENCY = env_int("WEBHOOK_ENDPOINT_CONCURRENCY", 8)
 WEBHOOK_SLOW_SECONDS = float(os.environ.get("WEBHOOK_SLOW_SECONDS") or 1)  # an answer slower halves the requests
 # A claimed delivery is leased for WEBHOOK_TIMEOUT_SECONDS + this: the most it may wait for a free request slot.
 WEBHOOK_LEASE_MARGIN_SECONDS = float(os.environ.get("WEBHOOK_LEASE_MARGIN_SECONDS") or 3)
+# A `db_worker` sent SIGTERM (or SIGINT) claims nothing more at once, and gives what it holds this long to end: the
+# webhook attempts in flight (each ends within WEBHOOK_TIMEOUT_SECONDS) and its running task. Then it hands back what
+# has not ended (the task queued again, deliveries due again) and exits 0 (worker/management/commands/db_worker.py).
+WORKER_STOP_SECONDS = float(os.environ.get("WORKER_STOP_SECONDS") or WEBHOOK_TIMEOUT_SECONDS + 2)
 # The workers' delivery loop: a sweep for due deliveries (retries, ended pauses, a dead worker's expired leases)
 # every WEBHOOK_SWEEP_SECONDS on PostgreSQL, where NOTIFY wakes it for new events; a poll this often on SQLite.
 WEBHOOK_SWEEP_SECONDS = float(os.environ.get("WEBHOOK_SWEEP_SECONDS") or 1)
