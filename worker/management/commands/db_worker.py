@@ -19,6 +19,7 @@ import logging
 import os
 import re
 import signal
+import threading
 import time
 from argparse import ArgumentParser, ArgumentTypeError
 from typing import Any
@@ -192,6 +193,20 @@ class Command(DatabaseWorkerCommand):
             deadline = worker.stop_deadline or time.monotonic() + settings.WORKER_STOP_SECONDS
             for loop in loops:  # before the interpreter's exit, which would wait on their threads (issue #34)
                 loop.stop(timeout=max(0.0, deadline - time.monotonic()))
+            if worker.stop_deadline is not None:
+                stop_now()
+
+
+def stop_now() -> None:
+    """A stopped worker's last step: threads still sending past the deadline (WORKER_STOP_SECONDS set shorter than
+    WEBHOOK_TIMEOUT_SECONDS, as `make run` does) would hold the interpreter's exit until their requests end. Their
+    deliveries stay claimed until their lease runs out, then any worker sends them again (at least once)."""
+    busy = [thread for thread in threading.enumerate() if thread.is_alive() and not thread.daemon]
+    if busy == [threading.main_thread()]:
+        return
+    logger.warning("Worker stopped with webhook requests in flight: their deliveries are sent again after their lease")
+    logging.shutdown()
+    os._exit(0)
 
 
 def queue_loops_start(queue_names: list[str]) -> list[Any]:
