@@ -14,6 +14,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, 
 
 from core.db.replicas.health import replica_states
 from core.db.writable import write_refused_seconds_ago
+from core.outages import outage_of
 from core.problems import problem_body, problem_response
 from observability.access import metrics_access_allowed
 from observability.collectors import database_collectors
@@ -21,6 +22,14 @@ from observability.collectors import database_collectors
 logger = logging.getLogger(__name__)
 
 READINESS_CACHE_KEY = "readyz"
+# /readyz's word for each of Redis's faults (core/outages.py), in "the cache is <state>".
+CACHE_STATES = {
+    "redis_unreachable": "unreachable",
+    "redis_full": "full",
+    "redis_read_only": "read_only",
+    "redis_loading": "loading",
+    "redis_refused": "refusing_credentials",
+}
 
 
 @never_cache
@@ -44,13 +53,15 @@ def _database_state() -> str:
     return "ok" if write_refused_seconds_ago() is None else "not_writable"
 
 
-def _cache_reachable() -> bool:
+def _cache_state() -> str:
+    """`ok`, or what Redis's fault is (CACHE_STATES; `failing` for any other error)."""
     try:
         cache.set(READINESS_CACHE_KEY, "1", timeout=5)
-        return cache.get(READINESS_CACHE_KEY) == "1"
+        return "ok" if cache.get(READINESS_CACHE_KEY) == "1" else "unreachable"
     except Exception as error:  # every cache backend raises its own errors (redis.ConnectionError, OSError, …)
-        logger.warning("Readiness: cache unreachable: %s", error)
-        return False
+        logger.warning("Readiness: cache failing: %s", error)
+        outage = outage_of(error)
+        return CACHE_STATES.get(outage.fault, "failing") if outage is not None else "unreachable"
 
 
 def _replica_details() -> dict:
@@ -88,13 +99,19 @@ def readyz(request: HttpRequest) -> JsonResponse:
     503 that says what happened, and the reads that still work, into the balancer's own error."""
     checks = {
         "database": _database_state(),
-        "cache": "ok" if _cache_reachable() else "unreachable",
+        "cache": _cache_state(),
     }
     if all(state in ("ok", "not_writable") for state in checks.values()):
         status = "ready" if checks["database"] == "ok" else "degraded"
         return JsonResponse({"status": status, "checks": checks, "details": _details()})
-    failing = " and the ".join(name for name, state in checks.items() if state == "unreachable")
-    body = problem_body(503, f"Not ready: the {failing} cannot be reached.", code="unavailable")
+    unreachable = " and the ".join(name for name, state in checks.items() if state == "unreachable")
+    failing = [f"the {unreachable} cannot be reached"] if unreachable else []
+    failing += [
+        f"the {name} is {state.replace('_', ' ')}"
+        for name, state in checks.items()
+        if state not in ("ok", "not_writable", "unreachable")
+    ]
+    body = problem_body(503, f"Not ready: {' and '.join(failing)}.", code="unavailable")
     response = JsonResponse({**body, "checks": checks}, status=503, content_type="application/problem+json")
     response["Retry-After"] = str(settings.UNAVAILABLE_RETRY_AFTER_SECONDS)
     return response

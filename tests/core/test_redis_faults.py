@@ -102,6 +102,9 @@ def test_a_full_redis_answers_503_with_retry_after_on_every_route_and_recovers(
             assert f"<p>{outages.REDIS_FULL.detail}</p>" in refused[name].content.decode(), name
         assert Project.objects.count() == 0
         assert faults_counted("redis_full") - counted_before == len(routes)
+        readiness = browser().get("/readyz")
+        assert (readiness.status_code, readiness.json()["checks"]) == (503, {"database": "ok", "cache": "full"})
+        assert readiness.json()["detail"] == "Not ready: the cache is full."
 
         redis.flushdb()  # memory frees
         answered = {name: send().status_code for name, send in routes.items()}
