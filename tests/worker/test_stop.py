@@ -43,38 +43,12 @@ def stopped(worker) -> tuple[int, float]:
     return status, time.monotonic() - started
 
 
-def test_sigterm_mid_drain_ends_in_flight_attempts_gives_back_the_rest_and_exits_0(partner, receiver, tmp_path):
+def test_sigterm_mid_drain_and_mid_task_ends_hands_back_and_exits_0(partner, receiver, tmp_path):
+    """One worker, both at once (one worker's start and one database flush less than two tests)."""
     webhook_endpoint_create(partner=partner, environment=SANDBOX, url=receiver.url())
     receiver.delay = 1.5  # slow, within WEBHOOK_TIMEOUT_SECONDS: the attempts in flight at the stop end delivered
     for _ in range(60):
         partner_event_record(partner=partner, event_type="partner.production_cleared")
-    with worker_running(
-        tmp_path / "worker.log",
-        WEBHOOK_TIMEOUT_SECONDS=str(TIMEOUT_SECONDS),
-        WEBHOOK_LEASE_MARGIN_SECONDS="30",  # claims plenty ahead, as a drain under load holds them
-        WEBHOOK_SLOW_SECONDS="60",  # the window stays open: as many attempts in flight as it allows
-    ) as worker:
-        wait(
-            lambda: len(receiver.requests) >= 6 and receiver.in_flight >= 2,
-            timeout=60,
-            what=f"attempts in flight ({worker.output()[-2000:]})",
-        )
-
-        stopped_at = time.monotonic()
-        status, took = stopped(worker)
-        output = worker.output()
-
-    assert (status, "Traceback" not in output) == (0, True), output
-    assert "cannot schedule new futures" not in output, output
-    assert took < EXIT_WITHIN_SECONDS, (took, output)
-    assert not [request for request in receiver.requests if request.received_at > stopped_at + 0.5], "sent after it"
-    deliveries = list(WebhookDelivery.objects.values_list("status", "attempts"))
-    assert {"succeeded", "pending"} == {status for status, _ in deliveries}
-    assert sum(status == "succeeded" for status, _ in deliveries) == len(receiver.requests)  # in flight: delivered
-    assert {attempts for status, attempts in deliveries if status == "pending"} == {0}  # claimed, unsent: given back
-
-
-def test_sigterm_mid_task_hands_the_task_back_within_the_deadline(partner, tmp_path):
     Project.objects.bulk_create(
         Project(partner=partner, environment=SANDBOX, external_id=f"P{number:04}", source_data={"title": f"R{number}"})
         for number in range(100)
@@ -85,16 +59,31 @@ def test_sigterm_mid_task_hands_the_task_back_within_the_deadline(partner, tmp_p
     with worker_running(
         tmp_path / "worker.log",
         WEBHOOK_TIMEOUT_SECONDS=str(TIMEOUT_SECONDS),
+        WEBHOOK_LEASE_MARGIN_SECONDS="30",  # claims plenty ahead, as a drain under load holds them
+        WEBHOOK_SLOW_SECONDS="60",  # the window stays open: as many attempts in flight as it allows
         WORKER_TEST_PAUSE="mappings.reprocessing:_reprocess_batch",  # the task sleeps there, as a long one would
         WORKER_TEST_PAUSE_MARKER=str(marker),
     ) as worker:
-        wait(marker.exists, timeout=60, what=f"the worker inside its task ({worker.output()[-2000:]})")
+        wait(
+            lambda: marker.exists() and len(receiver.requests) >= 6 and receiver.in_flight >= 2,
+            timeout=60,
+            what=f"a task running and attempts in flight ({worker.output()[-2000:]})",
+        )
 
+        stopped_at = time.monotonic()
         status, took = stopped(worker)
         output = worker.output()
 
     assert (status, "Traceback" not in output) == (0, True), output
+    assert "cannot schedule new futures" not in output, output
     assert took < EXIT_WITHIN_SECONDS, (took, output)
+    # The drain: nothing sent after the stop, the attempts in flight delivered, the claimed unsent ones given back.
+    assert not [request for request in receiver.requests if request.received_at > stopped_at + 0.5], "sent after it"
+    deliveries = list(WebhookDelivery.objects.values_list("status", "attempts"))
+    assert {"succeeded", "pending"} == {status for status, _ in deliveries}
+    assert sum(status == "succeeded" for status, _ in deliveries) == len(receiver.requests)
+    assert {attempts for status, attempts in deliveries if status == "pending"} == {0}
+    # The task: queued again, for any worker to run anew.
     task = DBTaskResult.objects.get(task_path="mappings.tasks.reprocess_partner_projects")
-    assert task.status == "READY"  # queued again, for any worker to run anew
+    assert task.status == "READY"
     assert "stopped before its task" in output

@@ -106,6 +106,11 @@ class DeliveryEngine:
     def start(self) -> None:
         self._thread.start()
 
+    def stop_claiming(self) -> None:
+        """Claim and send nothing more; what is in flight goes on (`stop` waits for it). Only sets an event: safe in
+        a signal handler."""
+        self.stopping.set()
+
     def stop(self, timeout: float | None = None) -> None:
         """Stop claiming; attempts in flight end (within their timeout) and are recorded."""
         self.stopping.set()

@@ -57,10 +57,13 @@ class ServiceWorker(Worker):
         self.held: DBTaskResult | None = None  # the task being run, until its outcome is recorded
         self.lease = LeaseKeeper(self.worker_id)
         self.stop_deadline: float | None = None  # time.monotonic() by which everything it holds has ended
+        self.loops: list[Any] = []  # its queues' loops (settings.WORKER_QUEUE_LOOPS), told at once to claim no more
 
     def shutdown(self, signum: int, frame: Any) -> None:
         if self.running:
             self.stop_deadline = time.monotonic() + settings.WORKER_STOP_SECONDS
+            for loop in self.loops:
+                loop.stop_claiming()
             if self.running_task:  # the task gets until the deadline, then WorkerStopped is raised in it
                 signal.signal(signal.SIGALRM, self._stop_task)
                 signal.setitimer(signal.ITIMER_REAL, settings.WORKER_STOP_SECONDS)
@@ -180,7 +183,7 @@ class Command(DatabaseWorkerCommand):
             worker_id=worker_id,
             excluded_queue_names=excluded_queue_names,
         )
-        loops = [] if batch else queue_loops_start(queue_names)  # a batch run's tasks do the work themselves
+        loops = worker.loops = [] if batch else queue_loops_start(queue_names)  # a batch run's tasks do it themselves
         try:
             if reload:
                 if os.environ.get(DJANGO_AUTORELOAD_ENV) == "true":  # only the reloaded child handles signals
@@ -211,7 +214,8 @@ def stop_now() -> None:
 
 def queue_loops_start(queue_names: list[str]) -> list[Any]:
     """Start the loops (settings.WORKER_QUEUE_LOOPS) of the queues served: the webhooks' delivery loop, which wakes
-    on NOTIFY rather than the task queue's poll and drains many endpoints at once. Each has `stop(timeout=...)`."""
+    on NOTIFY rather than the task queue's poll and drains many endpoints at once. Each has `stop_claiming()` and
+    `stop(timeout=...)`."""
     return [
         import_string(path)()
         for queue, path in settings.WORKER_QUEUE_LOOPS.items()
