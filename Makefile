@@ -43,7 +43,7 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 # where it listens), and the worker starts once the box is out (its first log lines raced the box). The worker does
 # not reload on code changes (gunicorn does not either), so nothing is started twice. Both processes stop together:
 # Ctrl-C reaches both already (the terminal signals the whole group), so the shell only waits for them; any other end
-# of the recipe stops them with SIGTERM. The worker gives its webhook requests 2 s (WORKER_STOP_SECONDS), not the
+# of the recipe stops them with SIGTERM. The worker gives its webhook requests 1 s (WORKER_STOP_SECONDS), not the
 # WEBHOOK_TIMEOUT_SECONDS a deploy waits for: Ctrl-C ends everything within seconds, without a traceback.
 run: $(VENV)/.installed
 	@$(BIN)/python manage.py migrate --no-input --verbosity 0
@@ -56,7 +56,7 @@ run: $(VENV)/.installed
 	$(BIN)/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:$(PORT) --log-level warning & SERVER=$$!; \
 	trap 'kill $$WORKER $$SERVER 2>/dev/null; wait' EXIT TERM; trap 'trap - EXIT; wait' INT; \
 	$(BIN)/python -c "$$WAIT_FOR_SERVER" http://127.0.0.1:$(PORT)/healthz && echo "$$LOGINS" \
-		&& { WORKER_STOP_SECONDS=$${WORKER_STOP_SECONDS:-2} $(BIN)/python manage.py db_worker --no-reload & \
+		&& { WORKER_STOP_SECONDS=$${WORKER_STOP_SECONDS:-1} $(BIN)/python manage.py db_worker --no-reload & \
 			WORKER=$$!; wait $$SERVER; }
 
 test: $(VENV)/.installed-test chromium
