@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import connection
 
 from deploy.local_cluster import Cluster, binaries
-from tests.conftest import SANDBOX, token_for, url
+from tests.conftest import SANDBOX, api_headers, url
 from tests.gunicorn import free_port, gunicorn_serving
 
 pytestmark = [
@@ -136,11 +136,7 @@ def test_a_full_disk_answers_503_database_full_until_it_has_room(user, sandbox_k
             DATABASE_NOT_WRITABLE_SECONDS="1",
         ) as (host, port):
             server = f"http://{host}:{port}"
-            headers = {
-                "Authorization": f"Bearer {token_for(user, SANDBOX)}",
-                "ClientID": sandbox_key,
-                "Content-Type": "application/json",
-            }
+            headers = api_headers(user, sandbox_key)
 
             def push(number: int) -> tuple[int, dict, dict]:
                 # Random hex compresses little: each push takes a few KiB of the volume.

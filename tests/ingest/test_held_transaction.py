@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db import connection
 
 from core import outages
-from tests.conftest import SANDBOX, database_url_of_tests, token_for, url
+from tests.conftest import SANDBOX, api_headers, database_url_of_tests, url
 from tests.gunicorn import gunicorn_serving
 
 pytestmark = [
@@ -44,11 +44,7 @@ def test_a_push_to_a_locked_project_answers_503_within_the_lock_timeout_and_read
         CHANGE_LOG_HORIZON_HELD_SECONDS="1",
     ) as (host, port):
         server = f"http://{host}:{port}"
-        headers = {
-            "Authorization": f"Bearer {token_for(user, SANDBOX)}",
-            "ClientID": sandbox_key,
-            "Content-Type": "application/json",
-        }
+        headers = api_headers(user, sandbox_key)
 
         def push(name: str) -> tuple[int, dict]:
             body = json.dumps({"id": "CRM-1", "data": {"name": name}}).encode()

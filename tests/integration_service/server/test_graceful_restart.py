@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from tests.gunicorn import ROOT, _wait_until_answering, free_port
+from tests.gunicorn import ROOT, _wait_until_answering, free_port, serving_environment
 
 pytestmark = [
     pytest.mark.slow,
@@ -79,17 +79,7 @@ def test_sighup_and_a_new_master_under_load_reset_no_request():
     port = free_port()
     with tempfile.TemporaryDirectory() as directory:
         pidfile = Path(directory) / "gunicorn.pid"
-        environment = {
-            **os.environ,
-            "DATABASE_URL": f"sqlite:///{directory}/db.sqlite3",
-            "DEBUG": "0",
-            "SECRET_KEY": "gunicorn-test-only-" + "x" * 40,
-            "ALLOWED_HOSTS": "127.0.0.1",
-            "REDIS_URL": "",
-            "LOCAL_CACHE_ALLOWED": "1",
-            "WORKERS": "1",
-            "THREADS": "4",
-        }
+        environment = serving_environment(directory, WORKERS="1", THREADS="4")
         # Its console script, as deployed: USR2 starts the new master with the same command line, and `python -m
         # gunicorn` would start it with gunicorn's own directory first on the import path.
         gunicorn = str(Path(sys.executable).parent / "gunicorn")
