@@ -41,7 +41,10 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 # that the logins' box is what the terminal shows once the server answers, above the request log. gunicorn logs
 # warnings and errors only here (its start-up lines, "Listening at", "Booting worker", came above the box; the box says
 # where it listens), and the worker starts once the box is out (its first log lines raced the box). The worker does
-# not reload on code changes (gunicorn does not either), so nothing is started twice. Both processes stop together.
+# not reload on code changes (gunicorn does not either), so nothing is started twice. Both processes stop together:
+# Ctrl-C reaches both already (the terminal signals the whole group), so the shell only waits for them; any other end
+# of the recipe stops them with SIGTERM. The worker gives its webhook requests 1 s (WORKER_STOP_SECONDS), not the
+# WEBHOOK_TIMEOUT_SECONDS a deploy waits for: Ctrl-C ends everything within seconds, without a traceback.
 run: $(VENV)/.installed
 	@$(BIN)/python manage.py migrate --no-input --verbosity 0
 	@$(BIN)/python manage.py collectstatic --no-input --verbosity 0
@@ -51,9 +54,10 @@ run: $(VENV)/.installed
 	mkdir -p var; \
 	$(BIN)/python manage.py db_worker --batch --no-startup-delay --no-reload -v 0 >var/make-run-tasks.log 2>&1; \
 	$(BIN)/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:$(PORT) --log-level warning & SERVER=$$!; \
-	trap 'kill $$WORKER $$SERVER 2>/dev/null' EXIT INT TERM; \
+	trap 'kill $$WORKER $$SERVER 2>/dev/null; wait' EXIT TERM; trap 'trap - EXIT; wait' INT; \
 	$(BIN)/python -c "$$WAIT_FOR_SERVER" http://127.0.0.1:$(PORT)/healthz && echo "$$LOGINS" \
-		&& { $(BIN)/python manage.py db_worker --no-reload & WORKER=$$!; wait $$SERVER; }
+		&& { WORKER_STOP_SECONDS=$${WORKER_STOP_SECONDS:-1} $(BIN)/python manage.py db_worker --no-reload & \
+			WORKER=$$!; wait $$SERVER; }
 
 test: $(VENV)/.installed-test chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -14,6 +14,12 @@ threads = int(os.environ.get("THREADS", "16"))
 
 # Seconds an idle kept-alive connection waits for its next request (in the poller, holding no thread).
 keepalive = 5
+# The master loads the application once and forks ready workers: a SIGHUP's new workers accept at once instead of
+# after seconds of importing Django while the old ones have already stopped accepting (requests waited that long,
+# under load past clients' timeouts). New code is deployed with a new master (USR2, then SIGTERM to the old one:
+# docs/deploy.md, "Restarting without dropping a request"); HUP re-reads only this configuration.
+preload_app = True
+
 # A worker whose main loop stops answering the arbiter this long is restarted (threads do not count).
 timeout = 30
 graceful_timeout = 30

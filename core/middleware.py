@@ -5,15 +5,15 @@ from csp.middleware import CSPMiddleware
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, HttpResponseBase
 
 from core.api.paths import body_limit, is_api_path
-from core.outages import outage_detail, outage_response
+from core.outages import outage_of, outage_response
 from core.problems import problem_response
 
 logger = logging.getLogger("core.errors")
 
 
 class ApiProblemMiddleware:
-    """Keeps API routes JSON whatever happens: refuses oversized bodies unread, turns an outage of the database
-    or of Redis (rate limits, login counters) into 503 and any other crash into 500, as problems.
+    """Keeps API routes JSON whatever happens: refuses oversized bodies unread, turns a fault of the database or of
+    Redis (rate limits, login counters; core/outages.py) into 503 and any other crash into 500, as problems.
 
     Django's own 500 page (or the DEBUG traceback page) never reaches a partner's CRM. The other routes (the admin,
     the partner console) answer an outage with the 503 page (core/outages.py).
@@ -48,13 +48,13 @@ class ApiProblemMiddleware:
             return 0
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        detail = outage_detail(exception)
-        if detail is not None:
+        outage = outage_of(exception)
+        if outage is not None:
             # The database: a push may or may not have committed (the connection can drop during the COMMIT);
             # repeating it is safe. Redis: requests are counted before anything is written, and what runs after a
             # commit fails soft (observability/after_commit.py), so a push refused here stored nothing.
             logger.warning("Outage on %s %s: %s", request.method, request.path, exception)
-            return outage_response(request, detail)
+            return outage_response(request, outage)
         if not is_api_path(request.path):
             return None  # Django's 500 page for the admin and the console
         logger.exception("Unhandled error on %s %s", request.method, request.path, exc_info=exception)

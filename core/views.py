@@ -6,7 +6,7 @@ from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 
 from core.api.paths import is_api_path
-from core.outages import outage_detail, outage_response
+from core.outages import outage_of, outage_response
 from core.problems import problem_response
 
 # A root itself (make run's box lists them): its 404 says where the endpoints are listed.
@@ -28,9 +28,9 @@ def api_not_found(request: HttpRequest, *args, **kwargs) -> JsonResponse:
 def server_error(request: HttpRequest) -> HttpResponse:
     """handler500: what a middleware raised (a view's exception has met ApiProblemMiddleware already). An outage
     answers 503, on every route; anything else a 500 problem on the API routes and Django's 500 page elsewhere."""
-    detail = outage_detail(sys.exc_info()[1])
-    if detail is not None:
-        return outage_response(request, detail)
+    outage = outage_of(sys.exc_info()[1])
+    if outage is not None:
+        return outage_response(request, outage)
     if is_api_path(request.path):
         return problem_response(500, "The service failed to handle this request; it has been logged.", code="error")
     return defaults.server_error(request)

@@ -47,7 +47,7 @@ from http import HTTPStatus
 
 from django.conf import settings
 from gunicorn import util
-from gunicorn.workers.gthread import TConn, ThreadWorker
+from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER, TConn, ThreadWorker
 
 _STATUS_LINE = re.compile(rb"^HTTP/1\.[01] (\d{3}) ")
 _CONTENT_LENGTH = re.compile(rb"^content-length:[ \t]*(\d+)[ \t]*\r?$", re.IGNORECASE | re.MULTILINE)
@@ -378,9 +378,13 @@ class ProblemThreadWorker(ThreadWorker):
         now = time.monotonic()
         while self.lingering and self.lingering[0].lingering_until < now:
             self._stop_lingering(self.lingering[0])
+        # A stopping worker still reads what arrives for STOP_KEEPALIVE_LINGER, as gthread does for its kept-alive
+        # connections, and answers it with "Connection: close": closing a connection whose request is arriving (its
+        # bytes in the kernel, not yet read here) reset it under the client (issue #34, a SIGHUP under load).
+        idle_limit = self.cfg.keepalive if self.alive else min(self.cfg.keepalive, STOP_KEEPALIVE_LINGER)
         for conn in list(self.reading):
             waited = now - conn.reading_since
-            if not conn.incoming.data and (waited > self.cfg.keepalive or not self.alive):
+            if not conn.incoming.data and waited > idle_limit:
                 self._stop_reading(conn)
                 self._end(conn)
             elif conn.incoming.data and waited > settings.REQUEST_READ_TIMEOUT_SECONDS:

@@ -165,6 +165,24 @@ for _place, _url in enumerate(env_list("DATABASE_REPLICA_URLS", ""), start=1):
     DATABASES[f"replica_{_place}"] = _replica
     REPLICA_ALIASES.append(f"replica_{_place}")
 DATABASE_ROUTERS = ["core.db.replicas.routing.ReplicaRouter"]
+# The service's own bounds on PostgreSQL (core/db/timeouts.py; why: docs/decisions.md, "Bounded transactions"), in
+# seconds, 0 for none. The web servers': no request holds a worker thread, a row lock or the followers (a transaction
+# with a change stamp holds every follower's horizon) for longer; a push that finds its project locked answers 503
+# after DATABASE_LOCK_TIMEOUT_SECONDS instead of waiting as long as the holder. The worker's: an export reads for
+# minutes in one transaction, a reprocessing run writes in long batches, so its statements and idle spells may
+# take longer, and it waits longer for a lock. Other commands (migrate) keep the server's own.
+DATABASE_TIMEOUTS = {
+    "web": {
+        "statement": env_int("DATABASE_STATEMENT_TIMEOUT_SECONDS", 30),
+        "lock": env_int("DATABASE_LOCK_TIMEOUT_SECONDS", 5),
+        "idle_in_transaction": env_int("DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS", 30),
+    },
+    "worker": {
+        "statement": env_int("WORKER_DATABASE_STATEMENT_TIMEOUT_SECONDS", 600),
+        "lock": env_int("WORKER_DATABASE_LOCK_TIMEOUT_SECONDS", 30),
+        "idle_in_transaction": env_int("WORKER_DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_SECONDS", 600),
+    },
+}
 REPLICA_STICKY_SECONDS = env_int("REPLICA_STICKY_SECONDS", 5)
 REPLICA_MAX_LAG_SECONDS = env_int("REPLICA_MAX_LAG_SECONDS", 10)
 # How long a replica's measured state (up and its lag, or down) is trusted before it is measured again.
@@ -344,8 +362,11 @@ CLIENT_ID_RATE_LIMIT_PER_MINUTE = env_int("CLIENT_ID_RATE_LIMIT_PER_MINUTE", 120
 # How often a ClientID's "last used" time is written at most (saves a write per request).
 CLIENT_ID_LAST_USED_RESOLUTION_SECONDS = env_int("CLIENT_ID_LAST_USED_RESOLUTION_SECONDS", 60)
 
-# Retry-After of the 503 answered while the database is unreachable.
+# Retry-After of the 503 answered for a fault of the database or Redis (core/outages.py).
 UNAVAILABLE_RETRY_AFTER_SECONDS = env_int("UNAVAILABLE_RETRY_AFTER_SECONDS", 2)
+# /readyz reports the database not writable this long after a write was last refused for a full disk
+# (core/db/writable.py).
+DATABASE_NOT_WRITABLE_SECONDS = env_int("DATABASE_NOT_WRITABLE_SECONDS", 30)
 
 PUSH_MAX_BODY_BYTES = env_int("PUSH_MAX_BODY_BYTES", 1024 * 1024)
 # Seconds a request may take to arrive once its first byte has (gunicorn's worker reads it first: server.py).
@@ -380,6 +401,8 @@ PROJECT_PAGE_SIZE_MAX = env_int("PROJECT_PAGE_SIZE_MAX", 100)
 # A write overtaken again and again by later writers of its projects takes its turn alone (projects/change_log.py):
 # it waits this long for the writers under way to end, then answers 503 project_busy with nothing stored.
 CHANGE_LOG_ALONE_WAIT_SECONDS = float(os.environ.get("CHANGE_LOG_ALONE_WAIT_SECONDS") or 10)
+# /readyz's details.changeLog says `held` once the oldest open write has held the followers this long.
+CHANGE_LOG_HORIZON_HELD_SECONDS = env_int("CHANGE_LOG_HORIZON_HELD_SECONDS", 5)
 
 # --- Exports (exports/): a partner's first pull in one call, written by the background worker ----------------------
 EXPORT_DOWNLOAD_TTL_SECONDS = env_int("EXPORT_DOWNLOAD_TTL_SECONDS", 86400)  # a done export's link, then pruned
@@ -406,6 +429,10 @@ WEBHOOK_ENDPOINT_CONCURRENCY = env_int("WEBHOOK_ENDPOINT_CONCURRENCY", 8)
 WEBHOOK_SLOW_SECONDS = float(os.environ.get("WEBHOOK_SLOW_SECONDS") or 1)  # an answer slower halves the requests
 # A claimed delivery is leased for WEBHOOK_TIMEOUT_SECONDS + this: the most it may wait for a free request slot.
 WEBHOOK_LEASE_MARGIN_SECONDS = float(os.environ.get("WEBHOOK_LEASE_MARGIN_SECONDS") or 3)
+# A `db_worker` sent SIGTERM (or SIGINT) claims nothing more at once, and gives what it holds this long to end: the
+# webhook attempts in flight (each ends within WEBHOOK_TIMEOUT_SECONDS) and its running task. Then it hands back what
+# has not ended (the task queued again, deliveries due again) and exits 0 (worker/management/commands/db_worker.py).
+WORKER_STOP_SECONDS = float(os.environ.get("WORKER_STOP_SECONDS") or WEBHOOK_TIMEOUT_SECONDS + 2)
 # The workers' delivery loop: a sweep for due deliveries (retries, ended pauses, a dead worker's expired leases)
 # every WEBHOOK_SWEEP_SECONDS on PostgreSQL, where NOTIFY wakes it for new events; a poll this often on SQLite.
 WEBHOOK_SWEEP_SECONDS = float(os.environ.get("WEBHOOK_SWEEP_SECONDS") or 1)
@@ -414,7 +441,10 @@ WEBHOOK_RUNNER_IDLE_SECONDS = float(os.environ.get("WEBHOOK_RUNNER_IDLE_SECONDS"
 # /readyz and the admin say deliveries are overdue when one has been due longer than this.
 WEBHOOK_OVERDUE_SECONDS = float(os.environ.get("WEBHOOK_OVERDUE_SECONDS") or 60)
 # /readyz's details beside its checks, by name (observability imports no app): {name in the body: function}.
-READINESS_DETAILS = {"webhookDeliveries": "webhooks.selectors.deliveries_overdue_readiness"}
+READINESS_DETAILS = {
+    "webhookDeliveries": "webhooks.selectors.deliveries_overdue_readiness",
+    "changeLog": "projects.selectors.change_log_readiness",
+}
 # A drain queued this long ago and not started yet is taken as lost (its queue row gone): the next event queues one.
 WEBHOOK_DRAIN_REQUEST_STALE_SECONDS = float(os.environ.get("WEBHOOK_DRAIN_REQUEST_STALE_SECONDS") or 300)
 # Events are kept (and replayable through GET integration/events) this many days; prune_webhook_events deletes older.

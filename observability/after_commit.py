@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from django.db import transaction
 
-from core.outages import outage_detail
+from core.outages import outage_of
 from observability.metrics import after_commit_failure_observed
 
 logger = logging.getLogger("core.after_commit")
@@ -30,7 +30,7 @@ def _run(callback: Callable[[], object], step: str) -> None:
         callback()
     except Exception as error:
         after_commit_failure_observed(step=step)
-        if outage_detail(error) is not None:
+        if outage_of(error) is not None:
             logger.warning("After-commit step %s failed, the write stands: %s", step, error)
         else:
             logger.exception("After-commit step %s failed, the write stands", step)

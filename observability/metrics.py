@@ -44,6 +44,13 @@ WEBHOOK_DELIVERIES = Counter(
     "Webhook delivery attempts by result (e.g. delivered, failed, gave_up).",
     ["result"],
 )
+FAULTS = Counter(
+    "integration_faults",
+    "Requests answered 503 for a fault of the database or Redis (core/outages.py), by fault: database_unreachable, "
+    "database_full (its disk), database_read_only, database_busy, database_locked, database_timeout, "
+    "database_conflict, redis_unreachable, redis_full, redis_read_only, redis_loading, redis_refused, redis_error.",
+    ["fault"],
+)
 AFTER_COMMIT_FAILURES = Counter(
     "integration_after_commit_failures",
     "Steps that follow a committed write and failed (the write stands and was answered as stored; each step is "
@@ -82,6 +89,10 @@ def webhook_delivery_observed(*, result: str) -> None:
     shares the web processes' PROMETHEUS_MULTIPROC_DIR (one machine).
     """
     WEBHOOK_DELIVERIES.labels(result).inc()
+
+
+def fault_observed(*, fault: str) -> None:
+    FAULTS.labels(fault).inc()
 
 
 def after_commit_failure_observed(*, step: str) -> None:

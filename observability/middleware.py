@@ -71,6 +71,9 @@ class RequestObservabilityMiddleware:
         database = getattr(request, "reads_database", None)  # set by core.db.replicas.routing
         if database is not None:
             metrics.routed_reads_observed(route=route, database=database)
+        outage = getattr(response, "outage", None)  # core/outages.py
+        if outage is not None:
+            metrics.fault_observed(fault=outage.fault)
         if route == "push" and 400 <= status < 500:
             metrics.push_observed(environment=environment, result="refused")
         if route in QUIET_ROUTES and status < 400:

@@ -13,6 +13,8 @@ from django.views.decorators.http import require_safe
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest, multiprocess
 
 from core.db.replicas.health import replica_states
+from core.db.writable import write_refused_seconds_ago
+from core.outages import outage_of
 from core.problems import problem_body, problem_response
 from observability.access import metrics_access_allowed
 from observability.collectors import database_collectors
@@ -20,6 +22,14 @@ from observability.collectors import database_collectors
 logger = logging.getLogger(__name__)
 
 READINESS_CACHE_KEY = "readyz"
+# /readyz's word for each of Redis's faults (core/outages.py), in "the cache is <state>".
+CACHE_STATES = {
+    "redis_unreachable": "unreachable",
+    "redis_full": "full",
+    "redis_read_only": "read_only",
+    "redis_loading": "loading",
+    "redis_refused": "refusing_credentials",
+}
 
 
 @never_cache
@@ -29,7 +39,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok"})
 
 
-def _database_reachable() -> bool:
+def _database_state() -> str:
+    """`ok`, `unreachable`, or `not_writable`: it answers, but refused a write lately for a full disk."""
     connection = connections["default"]
     try:
         with connection.cursor() as cursor:
@@ -38,17 +49,19 @@ def _database_reachable() -> bool:
     except DatabaseError as error:
         logger.warning("Readiness: database unreachable: %s", error)
         connection.close_if_unusable_or_obsolete()
-        return False
-    return True
+        return "unreachable"
+    return "ok" if write_refused_seconds_ago() is None else "not_writable"
 
 
-def _cache_reachable() -> bool:
+def _cache_state() -> str:
+    """`ok`, or what Redis's fault is (CACHE_STATES; `failing` for any other error)."""
     try:
         cache.set(READINESS_CACHE_KEY, "1", timeout=5)
-        return cache.get(READINESS_CACHE_KEY) == "1"
+        return "ok" if cache.get(READINESS_CACHE_KEY) == "1" else "unreachable"
     except Exception as error:  # every cache backend raises its own errors (redis.ConnectionError, OSError, …)
-        logger.warning("Readiness: cache unreachable: %s", error)
-        return False
+        logger.warning("Readiness: cache failing: %s", error)
+        outage = outage_of(error)
+        return CACHE_STATES.get(outage.fault, "failing") if outage is not None else "unreachable"
 
 
 def _replica_details() -> dict:
@@ -79,15 +92,26 @@ def _details() -> dict:
 @require_safe
 def readyz(request: HttpRequest) -> JsonResponse:
     """Ready to serve: the database and the cache both answer; with the apps' details (READINESS_DETAILS). 503
-    problem naming what does not answer."""
+    problem naming what does not answer.
+
+    A database that answers but refused a write lately for a full disk is `not_writable`, status `degraded`, and
+    still 200: every server shares that database, so taking them out of the balancer would only turn the pushes'
+    503 that says what happened, and the reads that still work, into the balancer's own error."""
     checks = {
-        "database": "ok" if _database_reachable() else "unreachable",
-        "cache": "ok" if _cache_reachable() else "unreachable",
+        "database": _database_state(),
+        "cache": _cache_state(),
     }
-    if all(state == "ok" for state in checks.values()):
-        return JsonResponse({"status": "ready", "checks": checks, "details": _details()})
-    failing = " and the ".join(name for name, state in checks.items() if state != "ok")
-    body = problem_body(503, f"Not ready: the {failing} cannot be reached.", code="unavailable")
+    if all(state in ("ok", "not_writable") for state in checks.values()):
+        status = "ready" if checks["database"] == "ok" else "degraded"
+        return JsonResponse({"status": status, "checks": checks, "details": _details()})
+    unreachable = " and the ".join(name for name, state in checks.items() if state == "unreachable")
+    failing = [f"the {unreachable} cannot be reached"] if unreachable else []
+    failing += [
+        f"the {name} is {state.replace('_', ' ')}"
+        for name, state in checks.items()
+        if state not in ("ok", "not_writable", "unreachable")
+    ]
+    body = problem_body(503, f"Not ready: {' and '.join(failing)}.", code="unavailable")
     response = JsonResponse({**body, "checks": checks}, status=503, content_type="application/problem+json")
     response["Retry-After"] = str(settings.UNAVAILABLE_RETRY_AFTER_SECONDS)
     return response

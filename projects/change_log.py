@@ -97,6 +97,27 @@ def followers_visible_sql(xid_column: str, *, in_transaction: bool) -> str:
     return f"({below_horizon} OR {xid_column} = {_OWN_XID.sql})"
 
 
+# The oldest transaction still running with an xid, in the whole cluster: the followers' horizon is its xid, so it
+# has held them at most this long (since its start; a push reserves its stamp, and so its xid, first thing).
+# pg_stat_activity shows xact_start of other roles' sessions only to a role with pg_read_all_stats (docs/deploy.md).
+_HORIZON_AGE_SQL = (
+    "SELECT coalesce(extract(epoch FROM clock_timestamp() - min(xact_start)), 0)::float8 "
+    "FROM pg_stat_activity WHERE backend_xid IS NOT NULL"
+)
+
+
+def change_log_horizon_age() -> float:
+    """How long, in seconds, the oldest change (or any write) still open has held the followers: what the pull,
+    the platform's feed and the event replay wait for. 0 when nothing holds them, and on SQLite (one writer at a
+    time, and every committed row served)."""
+    if connection.vendor != "postgresql":
+        return 0.0
+    with connection.cursor() as cursor:
+        cursor.execute(_HORIZON_AGE_SQL)
+        (seconds,) = cursor.fetchone()
+    return max(0.0, seconds)
+
+
 class StampBehind(Exception):
     """A row this transaction locked already carries a stamp at or after the first one it reserved."""
 

@@ -1,8 +1,10 @@
 import uuid
 
+from django.conf import settings
 from django.db.models import QuerySet
 from rest_framework.exceptions import ValidationError
 
+from projects.change_log import change_log_horizon_age
 from projects.filters import ProjectFilter
 from projects.models import Project
 
@@ -38,3 +40,14 @@ def project_lists(
         if name != without:
             others = filterset.filters[name].filter(others, value)
     return filterset.qs, others
+
+
+def change_log_readiness() -> dict:
+    """/readyz's detail on the change log (settings.READINESS_DETAILS): `held` once the oldest open change has held
+    the followers for CHANGE_LOG_HORIZON_HELD_SECONDS."""
+    age = change_log_horizon_age()
+    return {
+        "status": "held" if age >= settings.CHANGE_LOG_HORIZON_HELD_SECONDS else "ok",
+        "horizonAgeSeconds": round(age, 1),
+        "thresholdSeconds": settings.CHANGE_LOG_HORIZON_HELD_SECONDS,
+    }

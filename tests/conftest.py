@@ -75,6 +75,15 @@ def url(environment: str, name: str, **kwargs) -> str:
     return reverse(f"{ROOTS[environment]}:{name}", kwargs=kwargs or None)
 
 
+def api_headers(user: User, client_id: str, environment: str = SANDBOX) -> dict[str, str]:
+    """The headers of a partner's JSON request to a live server: the user's token and the ClientID."""
+    return {
+        "Authorization": f"Bearer {token_for(user, environment)}",
+        "ClientID": client_id,
+        "Content-Type": "application/json",
+    }
+
+
 def token_for(user: User, environment: str) -> str:
     token = AccessToken.for_user(user)
     token["env"] = environment

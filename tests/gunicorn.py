@@ -30,18 +30,7 @@ def gunicorn_serving(
     run management commands in before gunicorn starts. Yields (host, port)."""
     port = free_port()
     with tempfile.TemporaryDirectory() as directory:
-        environment = {
-            **os.environ,
-            "DATABASE_URL": f"sqlite:///{directory}/db.sqlite3",
-            "DEBUG": "0",
-            "SECRET_KEY": "gunicorn-test-only-" + "x" * 40,
-            "ALLOWED_HOSTS": "127.0.0.1",
-            "REDIS_URL": "",
-            # No shared cache and DEBUG off: refused unless allowed (partners/checks.py). These servers try other
-            # things; tests/partners/test_login_budget_servers.py serves two processes on one Redis.
-            "LOCAL_CACHE_ALLOWED": "1",
-            **env,
-        }
+        environment = serving_environment(directory, **env)
         if migrated:
             subprocess.run(
                 [sys.executable, "manage.py", "migrate", "--no-input", "-v0"], cwd=ROOT, env=environment, check=True
@@ -65,6 +54,22 @@ def gunicorn_serving(
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def serving_environment(directory: str, **env: str) -> dict[str, str]:
+    """The environment gunicorn serves the project in for a test: a new SQLite database in `directory`, DEBUG off."""
+    return {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{directory}/db.sqlite3",
+        "DEBUG": "0",
+        "SECRET_KEY": "gunicorn-test-only-" + "x" * 40,
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "REDIS_URL": "",
+        # No shared cache and DEBUG off: refused unless allowed (partners/checks.py). These servers try other
+        # things; tests/partners/test_login_budget_servers.py serves two processes on one Redis.
+        "LOCAL_CACHE_ALLOWED": "1",
+        **env,
+    }
 
 
 def manage(environment: dict[str, str], *arguments: str) -> str:

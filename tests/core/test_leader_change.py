@@ -17,11 +17,17 @@ from tests.conftest import SANDBOX, problem, url
 DATABASE_DOWN = "The database is briefly unreachable. Send the request again shortly; a push is safe to repeat."
 
 
-def assert_unavailable(response) -> None:
+READ_ONLY = (
+    "The database accepts no writes right now (a standby, or a failover under way). Send the request again shortly; a "
+    "push is safe to repeat."
+)
+
+
+def assert_unavailable(response, detail: str = DATABASE_DOWN) -> None:
     assert response.status_code == 503, response.content
     assert response["Content-Type"] == "application/problem+json"
     assert response["Retry-After"] == str(settings.UNAVAILABLE_RETRY_AFTER_SECONDS)
-    assert response.json() == problem(503, DATABASE_DOWN, "unavailable")
+    assert response.json() == problem(503, detail, "unavailable")
 
 
 def _push(client, external_id: str):
@@ -66,7 +72,7 @@ def test_a_write_that_reaches_a_standby_answers_503_then_the_next_connection_sto
 
     response = _push(sandbox_client, "P-1")
 
-    assert_unavailable(response)
+    assert_unavailable(response, READ_ONLY)  # the fault says what it is (core/outages.py)
     assert not Project.objects.filter(external_id="P-1").exists()
     assert connection.close_at is not None and connection.close_at <= time.monotonic()
     connection.close()  # what the end of the request does outside the test client

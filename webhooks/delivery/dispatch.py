@@ -39,6 +39,7 @@ logger = logging.getLogger("webhooks.delivery")
 
 CLAIM_MAX = 100  # deliveries one statement claims at most
 RECORD_EVERY_SECONDS = 0.02  # outcomes wait at most this long to be written together
+STOP_SEEN_SECONDS = 0.25  # a drain looks whether it must stop (no more requests started) at least this often
 
 
 @dataclass(frozen=True)
@@ -308,7 +309,7 @@ def _drain(pipeline: EndpointPipeline, stop: threading.Event, turn_seconds: floa
                         finished = drain.active == 0
                     if claim or finished or drain.record_due():
                         break
-                    drain.changed.wait(timeout=RECORD_EVERY_SECONDS if drain.outcomes else 1)
+                    drain.changed.wait(timeout=RECORD_EVERY_SECONDS if drain.outcomes else STOP_SEEN_SECONDS)
                 outcomes, drain.outcomes = drain.outcomes, []
                 stale, drain.stale = drain.stale, []
             if stale:

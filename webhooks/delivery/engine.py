@@ -34,6 +34,7 @@ logger = logging.getLogger("webhooks.delivery.engine")
 
 _engine: "DeliveryEngine | None" = None
 CONNECTION_IDLE_SECONDS = 5  # a runner with nothing to send this long closes its database connection
+STOP_SEEN_SECONDS = 0.25  # the loop looks whether it is stopping at least this often
 
 
 def running_engine() -> "DeliveryEngine | None":
@@ -105,6 +106,11 @@ class DeliveryEngine:
     def start(self) -> None:
         self._thread.start()
 
+    def stop_claiming(self) -> None:
+        """Claim and send nothing more; what is in flight goes on (`stop` waits for it). Only sets an event: safe in
+        a signal handler."""
+        self.stopping.set()
+
     def stop(self, timeout: float | None = None) -> None:
         """Stop claiming; attempts in flight end (within their timeout) and are recorded."""
         self.stopping.set()
@@ -116,7 +122,7 @@ class DeliveryEngine:
         for runner in runners:
             runner.thread.join(timeout=max(0, deadline - time.monotonic()))
         if self._thread.is_alive():
-            self._thread.join(timeout=max(0, deadline - time.monotonic()) + 1)
+            self._thread.join(timeout=max(0, deadline - time.monotonic()) + STOP_SEEN_SECONDS)
 
     def poke(self, *, endpoint_id: int) -> None:
         """Have the endpoint drained: now by its runner, or right after the drain it is in."""
@@ -152,7 +158,7 @@ class DeliveryEngine:
                     for endpoint_id in endpoints_due():
                         self.poke(endpoint_id=endpoint_id)
                     close_old_connections()
-                wait = min(1.0, max(0.0, next_sweep - time.monotonic()))  # a stop is seen within a second
+                wait = min(STOP_SEEN_SECONDS, max(0.0, next_sweep - time.monotonic()))
                 if listener is None:
                     self.stopping.wait(wait)
                     continue

@@ -8,22 +8,32 @@ Its worker outlives its database (django-tasks-db's stops at the first error tha
 says once that the database is lost, waits for it with backoff, says once that it is back, and goes on
 (worker/availability.py). And it holds the tasks it runs by a lease it renews, so that a task
 whose worker died is run again by a live one (worker/leases.py).
+
+A stop is a stop: SIGTERM or SIGINT (Ctrl-C) has it claim nothing more at once. Its loops (the webhook deliveries)
+stop claiming and their attempts in flight end, and its running task is given WORKER_STOP_SECONDS to end; a task
+still running then is interrupted (WorkerStopped, raised in it) and queued again, as tasks are safe to run again.
+It exits 0, without a traceback, within WORKER_STOP_SECONDS and a second or so.
 """
 
 import logging
 import os
 import re
+import signal
+import threading
+import time
 from argparse import ArgumentParser, ArgumentTypeError
 from typing import Any
 
 from django.conf import settings
 from django.core.management.base import CommandError
+from django.db import connection
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
 from django.utils.module_loading import import_string
 from django_tasks_db.management.commands.db_worker import Command as DatabaseWorkerCommand
 from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
+from core.db.timeouts import database_timeouts_apply
 from worker.availability import DATABASE_ERRORS, database_answers, database_wait
 from worker.leases import LeaseKeeper, lease_renew, task_release
 
@@ -33,13 +43,35 @@ WORKER_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")  # it names the worker's tempora
 logger = logging.getLogger("worker")
 
 
+class WorkerStopped(BaseException):
+    """Raised in the task a stopping worker runs once WORKER_STOP_SECONDS have passed: the task is queued again. Not
+    an Exception, so that no task's `except Exception` takes it for a failure of its own."""
+
+
 class ServiceWorker(Worker):
-    """django-tasks-db's worker, made to outlive an outage of its database and to hold its tasks by a lease."""
+    """django-tasks-db's worker, made to outlive an outage of its database, to hold its tasks by a lease, and to
+    stop within WORKER_STOP_SECONDS."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.held: DBTaskResult | None = None  # the task being run, until its outcome is recorded
         self.lease = LeaseKeeper(self.worker_id)
+        self.stop_deadline: float | None = None  # time.monotonic() by which everything it holds has ended
+        self.loops: list[Any] = []  # its queues' loops (settings.WORKER_QUEUE_LOOPS), told at once to claim no more
+
+    def shutdown(self, signum: int, frame: Any) -> None:
+        if self.running:
+            self.stop_deadline = time.monotonic() + settings.WORKER_STOP_SECONDS
+            for loop in self.loops:
+                loop.stop_claiming()
+            if self.running_task:  # the task gets until the deadline, then WorkerStopped is raised in it
+                signal.signal(signal.SIGALRM, self._stop_task)
+                signal.setitimer(signal.ITIMER_REAL, settings.WORKER_STOP_SECONDS)
+        super().shutdown(signum, frame)  # no task running: SystemExit(0) from where the loop waits
+
+    @staticmethod
+    def _stop_task(signum: int, frame: Any) -> None:
+        raise WorkerStopped()
 
     def run(self) -> None:
         self.lease.start()
@@ -60,7 +92,23 @@ class ServiceWorker(Worker):
 
     def run_task(self, db_task_result: DBTaskResult) -> None:
         self.held = db_task_result
-        super().run_task(db_task_result)  # records the task's outcome; a database error raised here reaches run()
+        record_failure = db_task_result.set_failed
+
+        def set_failed(error: BaseException) -> None:
+            if isinstance(error, WorkerStopped):
+                raise error  # out of django-tasks-db's handler, which would record the task as failed
+            record_failure(error)
+
+        db_task_result.set_failed = set_failed
+        try:
+            super().run_task(db_task_result)  # records the outcome; a database error raised here reaches run()
+        except WorkerStopped:
+            connection.close()  # the statement it interrupted may have left the connection mid-way
+            logger.warning("Worker %s stopped before its task %s ended", self.worker_id, db_task_result.pk)
+            self._held_release()
+            return
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
         self.held = None
 
     def _held_release(self) -> None:
@@ -117,6 +165,7 @@ class Command(DatabaseWorkerCommand):
     ) -> None:
         """django-tasks-db's handle, running the service's worker and the loops of the queues it serves."""
         self.configure_logging(verbosity)
+        database_timeouts_apply("worker")  # its bounds on its transactions (settings.DATABASE_TIMEOUTS)
         queue_names = (queue_name or backend_queues(backend_name)).split(",")
         excluded_queue_names = exclude_queues.split(",") if exclude_queues else []
         if excluded_queue_names and ALL_QUEUES not in queue_names:
@@ -134,20 +183,41 @@ class Command(DatabaseWorkerCommand):
             worker_id=worker_id,
             excluded_queue_names=excluded_queue_names,
         )
-        if not batch:  # a batch run ends when its tasks have run: its tasks do the work themselves
-            queue_loops_start(queue_names)
-        if reload:
-            if os.environ.get(DJANGO_AUTORELOAD_ENV) == "true":  # only the reloaded child handles signals
+        loops = worker.loops = [] if batch else queue_loops_start(queue_names)  # a batch run's tasks do it themselves
+        try:
+            if reload:
+                if os.environ.get(DJANGO_AUTORELOAD_ENV) == "true":  # only the reloaded child handles signals
+                    worker.configure_signals()
+                run_with_reloader(worker.run)
+            else:
                 worker.configure_signals()
-            run_with_reloader(worker.run)
-        else:
-            worker.configure_signals()
-            worker.run()
+                worker.run()
+        finally:
+            deadline = worker.stop_deadline or time.monotonic() + settings.WORKER_STOP_SECONDS
+            for loop in loops:  # before the interpreter's exit, which would wait on their threads (issue #34)
+                loop.stop(timeout=max(0.0, deadline - time.monotonic()))
+            if worker.stop_deadline is not None:
+                stop_now()
 
 
-def queue_loops_start(queue_names: list[str]) -> None:
+def stop_now() -> None:
+    """A stopped worker's last step: threads still sending past the deadline (WORKER_STOP_SECONDS set shorter than
+    WEBHOOK_TIMEOUT_SECONDS, as `make run` does) would hold the interpreter's exit until their requests end. Their
+    deliveries stay claimed until their lease runs out, then any worker sends them again (at least once)."""
+    busy = [thread for thread in threading.enumerate() if thread.is_alive() and not thread.daemon]
+    if busy == [threading.main_thread()]:
+        return
+    logger.warning("Worker stopped with webhook requests in flight: their deliveries are sent again after their lease")
+    logging.shutdown()
+    os._exit(0)
+
+
+def queue_loops_start(queue_names: list[str]) -> list[Any]:
     """Start the loops (settings.WORKER_QUEUE_LOOPS) of the queues served: the webhooks' delivery loop, which wakes
-    on NOTIFY rather than the task queue's poll and drains many endpoints at once."""
-    for queue, path in settings.WORKER_QUEUE_LOOPS.items():
-        if ALL_QUEUES in queue_names or queue in queue_names:
-            import_string(path)()
+    on NOTIFY rather than the task queue's poll and drains many endpoints at once. Each has `stop_claiming()` and
+    `stop(timeout=...)`."""
+    return [
+        import_string(path)()
+        for queue, path in settings.WORKER_QUEUE_LOOPS.items()
+        if ALL_QUEUES in queue_names or queue in queue_names
+    ]
