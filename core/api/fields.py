@@ -1,6 +1,10 @@
 """Serializer fields that take JSON as it is, where DRF would convert: shared by every app's API bodies."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+
+# Any JSON value, each kind named, so that a generator types it (an untyped schema is `Any`, or `unknown`).
+JSON_VALUE_TYPES = ["string", "number", "boolean", "object", "array"]
 
 
 class StrictCharField(serializers.CharField):
@@ -23,3 +27,13 @@ class StrictBooleanField(serializers.BooleanField):
         if not isinstance(data, bool):
             self.fail("invalid")
         return data
+
+
+@extend_schema_field({"type": "object", "additionalProperties": True})
+class JSONObjectField(serializers.JSONField):
+    """A JSON object of any members, as it is (a project's source data)."""
+
+
+@extend_schema_field({"type": JSON_VALUE_TYPES, "items": {}, "additionalProperties": True})
+class JSONValueField(serializers.JSONField):
+    """Any JSON value, as it is (the value a partner sent); with allow_null, null too."""

@@ -1,6 +1,7 @@
 """OpenAPI pieces: one document per root (its own server and credentials), the problem+json body, the partner
-authentication scheme."""
+authentication schemes."""
 
+from django.conf import settings
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.settings import spectacular_settings
@@ -29,6 +30,36 @@ ROOT_DESCRIPTIONS = {
 }
 
 
+PARTNER_TAGS = [
+    {
+        "name": "authentication",
+        "description": "Tokens: a person's login, a machine's client secret (OAuth 2.0 "
+        "client credentials), and the client secrets of your ClientID.",
+    },
+    {"name": "push", "description": "Send your CRM's records, one or up to 500 at a time, and deletes."},
+    {
+        "name": "pull",
+        "description": "Read the normalized projects back: a page, one project, or everything at once as an export.",
+    },
+    {"name": "webhooks", "description": "Be told of changes: your endpoints, their deliveries, the events."},
+    {"name": "mapping", "description": "How your fields become the platform's: the mapping in force."},
+    {"name": "diagnostics", "description": "The pushes as they arrived, and what each one mapped to."},
+]
+
+LICENSE = {
+    "name": "Proprietary: for integrating with the platform under your partner agreement",
+    "identifier": "LicenseRef-Proprietary",  # SPDX's form for a licence of its own
+}
+
+
+def document_info(*, contact_name: str, contact_path: str) -> dict:
+    """drf-spectacular settings every document shares: whom to ask (a page on this service) and the terms."""
+    return {
+        "CONTACT": {"name": contact_name, "url": f"{settings.PUBLIC_BASE_URL}{contact_path}"},
+        "LICENSE": LICENSE,
+    }
+
+
 def root_schema_settings(environment: str) -> dict:
     """drf-spectacular settings for the document of one root: its own server, paths relative to it."""
     prefix = "/sandbox/api/v1" if environment == "sandbox" else "/api/v1"
@@ -38,12 +69,15 @@ def root_schema_settings(environment: str) -> dict:
         "SERVERS": [{"url": prefix, "description": environment.capitalize()}],
         "SCHEMA_PATH_PREFIX": prefix,
         "SCHEMA_PATH_PREFIX_TRIM": True,
+        "TAGS": PARTNER_TAGS,
+        **document_info(contact_name="Partner integration support: the API guide", contact_path="/portal/guide/"),
     }
 
 
 API_DESCRIPTION = (
-    "Push project records from your CRM and pull normalized projects back. Log in with `POST auth/email/login`, "
-    "then send `Authorization: Bearer <token>` and your `ClientID` header on every other call. Errors are "
+    "Push project records from your CRM and pull normalized projects back. Get a token with your client secret "
+    "(`POST auth/token`, OAuth 2.0 client credentials) or log in with `POST auth/email/login`, then send "
+    "`Authorization: Bearer <token>` and your `ClientID` header on every other call. Errors are "
     "`application/problem+json` with a stable `code` and the `requestId` to quote to support. "
     "The partner guide, with every call, error code and the sync recipe, is the partner console's API guide, "
     "`/portal/guide/` on this host (sign in with your user). The webhooks this root sends are the `event` "
@@ -81,10 +115,15 @@ def problem_responses(*statuses: int, descriptions: dict[int, str] | None = None
 
 
 class PartnerAuthenticationScheme(OpenApiAuthenticationExtension):
-    """Every call after login carries both a bearer token and the ClientID header."""
+    """Every call after login carries a bearer token and the ClientID header. The token is a person's (the e-mail
+    login) or a machine's (a client secret's, OAuth 2.0 client credentials): two alternatives, each with the ClientID.
+    An operation a person alone may call says so with `extend_schema(auth=PERSON_ONLY)`."""
 
     target_class = "partners.authentication.EnvironmentJWTAuthentication"
-    name = ["bearerAuth", "clientId"]
+    name = ["bearerAuth", "clientId", "oauth2"]
+
+    def get_security_requirement(self, auto_schema) -> list[dict]:
+        return [{"bearerAuth": [], "clientId": []}, {"oauth2": [], "clientId": []}]
 
     def get_security_definition(self, auto_schema) -> list[dict]:
         return [
@@ -92,7 +131,8 @@ class PartnerAuthenticationScheme(OpenApiAuthenticationExtension):
                 "type": "http",
                 "scheme": "bearer",
                 "bearerFormat": "JWT",
-                "description": "The token from POST auth/email/login, of this root's environment.",
+                "description": "A token of this root's environment: from POST auth/email/login (a person), or from "
+                "POST auth/token (a client secret).",
             },
             {
                 "type": "apiKey",
@@ -100,7 +140,23 @@ class PartnerAuthenticationScheme(OpenApiAuthenticationExtension):
                 "name": "ClientID",
                 "description": "The key an operator issued to your partner for this environment (sbx_… / prd_…).",
             },
+            {
+                "type": "oauth2",
+                "description": "A machine's token: the OAuth 2.0 client-credentials grant at this root's auth/token, "
+                "your ClientID as the client id and a cs_… client secret of it as the client secret.",
+                # An absolute path: a relative reference would resolve against the server URL without its last
+                # segment (RFC 3986), and this document's server is the root.
+                "flows": {
+                    "clientCredentials": {
+                        "tokenUrl": f"{spectacular_settings.SCHEMA_PATH_PREFIX}/auth/token",
+                        "scopes": {},
+                    }
+                },
+            },
         ]
+
+
+PERSON_ONLY = [{"bearerAuth": [], "clientId": []}]
 
 
 class EnvironmentAutoSchema(AutoSchema):
@@ -112,12 +168,23 @@ class EnvironmentAutoSchema(AutoSchema):
     def get_tags(self) -> list[str]:
         return [getattr(self.view, "schema_tag", "api")]
 
+    def get_operation(self, *args, **kwargs) -> dict | None:
+        """A public operation (a login, the token, a signed link) says so: `security: []`, not nothing."""
+        operation = super().get_operation(*args, **kwargs)
+        if operation is not None:
+            operation.setdefault("security", [])
+        return operation
+
 
 def environment_security(result: dict, generator, request, public) -> dict:
     """Name the credentials after the root (`sandboxBearer`, `productionClientId`), so Swagger UI keeps a sandbox
     token apart from production's and never sends one to the other root's operations."""
     environment = "sandbox" if result["servers"][0]["url"].startswith("/sandbox") else "production"
-    names = {"bearerAuth": f"{environment}Bearer", "clientId": f"{environment}ClientId"}
+    names = {
+        "bearerAuth": f"{environment}Bearer",
+        "clientId": f"{environment}ClientId",
+        "oauth2": f"{environment}OAuth2",
+    }
     schemes = result.get("components", {}).get("securitySchemes", {})
     result["components"]["securitySchemes"] = {names.get(key, key): value for key, value in schemes.items()}
     for operations in result["paths"].values():
@@ -166,7 +233,8 @@ RESPONSE_HEADERS = {
 def response_headers(result: dict, generator, request, public) -> dict:
     """Declare the headers every answer carries where they are sent (CONTRACT §20): `X-Request-ID` on every answer,
     the RateLimit fields on every answer to a call with a ClientID, `Retry-After` on 429 and 503. Headers an
-    operation declares itself (`ETag`, `Location`) stay as it wrote them."""
+    operation declares itself (`ETag`, `Location`) stay as it wrote them. Only the headers used are components."""
+    used = set()
     for operations in result["paths"].values():
         for operation in operations.values():
             with_client_id = any(
@@ -181,5 +249,6 @@ def response_headers(result: dict, generator, request, public) -> dict:
                 headers = response.setdefault("headers", {})
                 for name in names:
                     headers.setdefault(name, {"$ref": f"#/components/headers/{name}"})
-    result["components"]["headers"] = RESPONSE_HEADERS
+                used.update(names)
+    result["components"]["headers"] = {name: header for name, header in RESPONSE_HEADERS.items() if name in used}
     return result

@@ -15,7 +15,7 @@ PUSH_BATCH_EXAMPLES = [
                     },
                 },
                 {"id": "15382938476", "data": {"properties": {"dealname": "Okafor Residence"}}},
-                {"id": "15382938477", "data": ["not", "an", "object"]},
+                {"id": "15382938477", "deleted": True},
             ]
         },
     ),
@@ -51,14 +51,11 @@ PUSH_BATCH_EXAMPLES = [
                 },
                 {
                     "index": 2,
-                    "status": 400,
+                    "status": 404,
                     "id": None,
                     "externalId": "15382938477",
-                    "detail": "data: Must be a JSON object of the record's fields, not an array.",
-                    "code": "invalid",
-                    "errors": [
-                        {"field": "data", "message": "Must be a JSON object of the record's fields, not an array."}
-                    ],
+                    "detail": "No project with this id of your CRM exists for your partner in this environment.",
+                    "code": "not_found",
                 },
             ]
         },

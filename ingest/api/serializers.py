@@ -1,7 +1,7 @@
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from core.api.openapi import ProblemFieldErrorSerializer
@@ -138,43 +138,35 @@ class DeleteResponseSerializer(serializers.Serializer):
 # --- batch push (CONTRACT §10); these document it, the view validates each record on its own ----------------------
 
 
-DELETE_RECORD_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "id": {
-            "oneOf": [
-                {"type": "string", "minLength": 1, "maxLength": EXTERNAL_ID_MAX_LENGTH, "pattern": r"\S"},
-                {"type": "integer"},
-            ]
-        },
-        "deleted": {"type": "boolean", "enum": [True]},
-    },
-    "required": ["id", "deleted"],
-    "description": "Deletes the project of this id (no data): what DELETE externals/projects/{id} does.",
-}
+@extend_schema_field({"type": "boolean", "const": True})
+class DeleteFlagField(serializers.BooleanField):
+    pass
 
 
-@extend_schema_field(
-    {
-        "type": "array",
-        "minItems": 1,
-        "maxItems": settings.PUSH_BATCH_MAX_RECORDS,
-        # Any value is accepted in the list: a record that is not a push (PushRequest) or a delete is refused alone,
-        # in its result.
-        "items": {"anyOf": [{"$ref": "#/components/schemas/PushRequest"}, DELETE_RECORD_SCHEMA, {}]},
-        "description": (
+class PushBatchDeleteSerializer(serializers.Serializer):
+    """Deletes the project of this id (no data): what DELETE externals/projects/{id} does."""
+
+    id = ExternalIdField()
+    deleted = DeleteFlagField(help_text="true: delete the project of this id.")
+
+
+class PushBatchSerializer(serializers.Serializer):
+    # A record is a push or a delete, never both (oneOf). What the view accepts is wider: a record that is neither
+    # is answered 400 in its result, the others stored (CONTRACT §10).
+    records = serializers.ListField(
+        child=PolymorphicProxySerializer(
+            component_name="PushBatchRecord",
+            serializers=[PushSerializer, PushBatchDeleteSerializer],
+            resource_type_field_name=None,
+        ),
+        min_length=1,
+        max_length=settings.PUSH_BATCH_MAX_RECORDS,
+        help_text=(
             "1 to PUSH_BATCH_MAX_RECORDS (500) records, each what POST externals/push takes, or "
             '`{"id", "deleted": true}` to delete that project. A record that is not valid is answered status 400 in '
             "its result, and the others are stored."
         ),
-    }
-)
-class BatchRecordsField(serializers.ListField):
-    pass
-
-
-class PushBatchSerializer(serializers.Serializer):
-    records = BatchRecordsField()
+    )
 
 
 class PushBatchResultSerializer(PushResponseSerializer):

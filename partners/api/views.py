@@ -6,7 +6,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api.openapi import problem_responses
+from core.api.openapi import PERSON_ONLY, problem_responses
 from core.client_ip import request_client_ip
 from core.errors import ServiceError
 from partners.api.serializers import (
@@ -147,16 +147,16 @@ class TokenView(APIView):
         summary="Get a token with a client secret (OAuth 2.0 client credentials)",
         description=(
             "`grant_type=client_credentials`, the client authenticated by HTTP Basic (ClientID as the user, the "
-            "`cs_…` client secret as the password) or by the `client_id` and `client_secret` parameters; a form "
-            "body (`application/x-www-form-urlencoded`) or a JSON object. The token acts for your partner, not a "
+            "`cs_…` client secret as the password) or by the `client_id` and `client_secret` parameters, in a form "
+            "body (`application/x-www-form-urlencoded`, as OAuth clients send it; a JSON object of the same members "
+            "is read too). The token acts for your partner, not a "
             "person: send it with the same ClientID. It ends when it expires or its secret or ClientID is revoked. "
             'Errors are RFC 6749 §5.2\'s `{"error", "error_description"}`. Failed attempts are throttled as '
             "logins are (429)."
         ),
-        request={
-            "application/x-www-form-urlencoded": TokenRequestSerializer,
-            "application/json": TokenRequestSerializer,
-        },
+        # One media type, the one OAuth clients send: of a body with two, openapi-python-client 0.29 writes a module
+        # that does not import (its issue #1451; docs/decisions.md).
+        request={"application/x-www-form-urlencoded": TokenRequestSerializer},
         responses={
             200: TokenResponseSerializer,
             400: OpenApiResponse(OAuthErrorSerializer, description="invalid_request or unsupported_grant_type."),
@@ -241,6 +241,7 @@ class CredentialListView(APIView):
             201: CredentialWithSecretSerializer,
             **problem_responses(401, 403, 409, 429, 503, descriptions={409: "Five live client secrets already."}),
         },
+        auth=PERSON_ONLY,
     )
     def post(self, request: Request, environment: str) -> Response:
         if isinstance(request.user, IntegrationCredential):
@@ -262,6 +263,7 @@ class CredentialDetailView(APIView):
         description="It obtains no more tokens, and every token it obtained is refused from the next request on.",
         parameters=[CREDENTIAL_ID],
         responses={204: None, **problem_responses(401, 403, 404, 429, 503, descriptions=CREDENTIAL_NOT_FOUND)},
+        auth=PERSON_ONLY,
     )
     def delete(self, request: Request, environment: str, credential_id: str) -> Response:
         if isinstance(request.user, IntegrationCredential):

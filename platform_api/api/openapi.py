@@ -3,6 +3,8 @@
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiExample
 
+from core.api.openapi import document_info
+
 PLATFORM_ROOT = "/platform/api/v1"
 
 PLATFORM_PROBLEMS = {
@@ -40,6 +42,13 @@ def platform_schema_settings() -> dict:
         "SERVERS": [{"url": PLATFORM_ROOT, "description": "Platform"}],
         "SCHEMA_PATH_PREFIX": PLATFORM_ROOT,
         "SCHEMA_PATH_PREFIX_TRIM": True,
+        "TAGS": [
+            {
+                "name": "platform",
+                "description": "Every partner's changes in one feed, their projects, and the platform's own fields.",
+            }
+        ],
+        **document_info(contact_name="The integration service's operators", contact_path="/admin/"),
     }
 
 

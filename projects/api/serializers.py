@@ -3,6 +3,7 @@ from decimal import Decimal
 from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
+from core.api.fields import JSONObjectField, JSONValueField
 from projects.canonical import CANONICAL_FIELDS, CanonicalField, format_decimal
 from projects.choices import MappingStatus, PlatformStage, ProjectStatus
 from projects.models import Project
@@ -19,7 +20,7 @@ class PlainDecimalField(serializers.DecimalField):
 
 class IssueSerializer(serializers.Serializer):
     field = serializers.CharField()
-    value = serializers.JSONField(allow_null=True)
+    value = JSONValueField(allow_null=True, help_text="The value as it was read (any JSON value, null included).")
     reason = serializers.CharField()
 
 
@@ -86,7 +87,9 @@ ProjectSerializer = type(
         **{field.name: _canonical_serializer_field(field) for field in CANONICAL_FIELDS},
         "platform": PlatformStateSerializer(read_only=True),
         # Not read-only, so that the schema does not require it: a list asked with exclude=data leaves it out.
-        "data": serializers.JSONField(source="source_data", required=False),
+        "data": JSONObjectField(
+            source="source_data", required=False, help_text="Your source data: every push's `data`, merged."
+        ),
         "__doc__": "A project as the partner pulls it: envelope, canonical fields (null when unmapped), source data.",
     },
 )

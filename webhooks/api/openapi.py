@@ -46,6 +46,7 @@ EVENT_CALLBACK = OpenApiCallback(
         request=event_serializer(with_test_event=True),
         responses={
             "2XX": OpenApiResponse(description="Delivered."),
+            "4XX": OpenApiResponse(description="Refused (a signature you could not verify, say): retried."),
             "default": OpenApiResponse(description="Not delivered (as are a timeout and a redirect): retried."),
         },
     ),
@@ -53,10 +54,12 @@ EVENT_CALLBACK = OpenApiCallback(
 
 
 def signature_headers(result: dict, generator, request, public) -> dict:
-    """drf-spectacular cannot give a callback parameters: add the signature headers to each event callback."""
+    """drf-spectacular cannot give a callback parameters or security: add the signature headers to each event
+    callback, and `security: []` (the signature is what authenticates it, not a scheme of this document)."""
     for operations in result.get("paths", {}).values():
         for operation in operations.values():
             for expression in operation.get("callbacks", {}).get(CALLBACK_NAME, {}).values():
                 for callback in expression.values():
                     callback["parameters"] = SIGNATURE_HEADERS
+                    callback["security"] = []
     return result
