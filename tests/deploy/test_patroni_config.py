@@ -41,6 +41,23 @@ def test_the_synchronous_setting_is_patroni_s_synchronous_mode(mode, synchronous
     assert config["etcd3"]["hosts"] == ["127.0.0.1:2379"]
 
 
+def test_every_node_archives_to_the_one_repository_through_its_own_configuration_and_is_built_from_it():
+    built = cluster()
+
+    for node in built.nodes:
+        postgresql = json.loads(patroni_yml(built, node, bin_dir=Path("/bin")))["postgresql"]
+        config = f"--config=/srv/{node.name}.pgbackrest.conf --stanza=service"
+        assert postgresql["parameters"]["archive_mode"] == "on"  # not `always`: the leader alone archives
+        assert postgresql["parameters"]["archive_command"] == f"pgbackrest {config} archive-push %p"
+        assert postgresql["recovery_conf"] == {"restore_command": f'pgbackrest {config} archive-get %f "%p"'}
+        assert postgresql["create_replica_methods"] == ["pgbackrest", "basebackup"]
+        assert postgresql["pgbackrest"]["command"] == f"pgbackrest {config} --delta restore"
+        stanza = built.stanza(node)
+        assert (stanza.repository, stanza.data, stanza.port) == (Path("/srv/pgbackrest/repository"), Path(node.data),
+                                                                 node.pg_port)  # fmt: skip
+        assert stanza.state == Path(f"/srv/pgbackrest/{node.name}")
+
+
 def test_archiving_parameters_reach_every_node():
     archiving = {"archive_mode": "on", "archive_command": "pgbackrest --stanza=integration archive-push %p"}
     built = cluster()
@@ -74,6 +91,7 @@ def test_pgbouncer_reaches_the_cluster_only_through_haproxy():
     assert "service = host=127.0.0.1 port=5000 dbname=service" in config
     assert "service_replica = host=127.0.0.1 port=5001 dbname=service" in config
     assert "pool_mode = transaction" in config
+    assert "admin_users = postgres" in config  # deploy/switchover.py pauses and resumes `service`
     assert not any(f"port=600{n}" in config for n in (1, 2, 3))
 
 
@@ -104,8 +122,16 @@ def clean_report() -> dict:
         "webhooks": {"events not delivered": 0, "delivered for an event the leader does not hold": 0},
         "5xx answers": {"503": 40, "502": 1},
         "events": {
-            "failover": {"first push acknowledged after (s)": 11.2},
-            "switchover": {"first push acknowledged after (s)": 0.3},
+            "failover": {"first push acknowledged after (s)": 11.2, "push 503s": 4},
+            "switchover": {"first push acknowledged after (s)": 0.3, "push 503s": 0},
+        },
+        "replicas built": {"node2": "pgbackrest", "node3": "pgbackrest"},
+        "archive": {
+            "after the failover": {"leader": "node2", "ran on": ["node2"], "failed": {}},
+            "at the end": {
+                "check": {"leader": "node3", "ran on": ["node3"], "failed": {}},
+                "segments missing": [],
+            },
         },
     }
 
@@ -129,8 +155,26 @@ def test_a_clean_soak_has_no_failure():
          "failover: writes not back within 30 s (30.5)"),
         (lambda r: r["events"]["switchover"].update({"first push acknowledged after (s)": None}),
          "switchover: writes not back within 30 s (None)"),
+        (lambda r: r["events"]["switchover"].update({"push 503s": 4}),
+         "switchover: 4 push 503s, not fewer than the failover's 4"),
+        (lambda r: r["events"]["switchover"].update({"push 503s": 97}),
+         "switchover: 97 push 503s, not fewer than the failover's 4"),
+        (lambda r: r["replicas built"].update({"node3": "basebackup"}),
+         "node3: built by basebackup, not from the repository"),
+        (lambda r: r.update({"replicas built": {}}), "no replica was built from the repository"),
+        (lambda r: r["archive"]["after the failover"].update({"failed": {"node2": "ERROR: [082]: WAL segment ..."}}),
+         "pgbackrest check after the failover: ran on ['node2'], leader node2, "
+         "failed {'node2': 'ERROR: [082]: WAL segment ...'}"),
+        (lambda r: r["archive"]["at the end"]["check"].update({"ran on": ["node1", "node3"]}),
+         "pgbackrest check at the end: ran on ['node1', 'node3'], leader node3, failed {}"),
+        (lambda r: r["archive"]["at the end"]["check"].update({"ran on": []}),
+         "pgbackrest check at the end: ran on [], leader node3, failed {}"),
+        (lambda r: r["archive"]["at the end"].update({"segments missing": ["000000010000000000000003"]}),
+         "archive: 1 WAL segments missing (000000010000000000000003)"),
     ],
-    ids=["lost push", "doubled", "missed", "phantom webhook", "500", "slow failover", "no write after switchover"],
+    ids=["lost push", "doubled", "missed", "phantom webhook", "500", "slow failover", "no write after switchover",
+         "switchover refused as many", "switchover refused more", "replica by basebackup", "no replica built",
+         "check failed after the failover", "check not on the leader alone", "check ran nowhere", "archive gap"],
 )  # fmt: skip
 def test_each_kind_of_failure_is_reported(change, expected):
     report = clean_report()
