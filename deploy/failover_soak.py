@@ -107,7 +107,7 @@ class FailoverSoak(Soak):
         }
 
 
-def run(seconds: float, pause: float, logs: Path, *, rejoin: bool = True, hold: bool = True, nodes: int = 3) -> dict:
+def run(seconds: float, pause: float, logs: Path, *, rejoin: str = "rewind", hold: bool = True, nodes: int = 3) -> dict:
     """The whole soak; its report. The cluster's directory (logs/cluster) is removed after a run that found nothing
     wrong; otherwise its logs stay (the data directories and the repository go)."""
     python = sys.executable
@@ -181,7 +181,7 @@ def _finished(process: subprocess.Popen, what: str) -> str:
 
 def _soak(
     base: str, keys: dict, seconds: float, pause: float, cluster: PatroniCluster, receiver_port: int, *,
-    rejoin: bool, hold: bool,
+    rejoin: str, hold: bool,
 ) -> dict:  # fmt: skip
     soak = FailoverSoak(base, keys)
     writers_done = threading.Event()
@@ -214,14 +214,22 @@ def _soak(
         "leader routed by HAProxy after the kill (s)": round(time.monotonic() - killed_at, 2),
     }
     archive["after the failover"] = archive_checked(cluster)  # the new leader archives on its new timeline
-    if rejoin:
+    if rejoin != "none":
         at(0.45)
         soak.phase = "rejoin"
-        cluster.start_node(lost)  # as its supervisor would: it comes back as a replica, rewound
+        if rejoin == "rebuild":  # a new machine in its place: nothing of its data directory is left
+            shutil.rmtree(lost.data)
+        cluster.start_node(lost)  # as its supervisor would: it comes back as a replica, rewound or built anew
         rejoined_at = time.monotonic()
         at(0.7)
-        cluster.wait_streaming(len(cluster.nodes) - 1, timeout=60)
-        events["rejoin"] = {"node": lost.name, "streaming again within (s)": round(time.monotonic() - rejoined_at, 1)}
+        cluster.wait_streaming(len(cluster.nodes) - 1, timeout=90)
+        events["rejoin"] = {
+            "node": lost.name,
+            "how": rejoin,
+            "streaming again within (s)": round(time.monotonic() - rejoined_at, 1),
+        }
+        if rejoin == "rebuild":
+            events["rejoin"]["built by"] = cluster.replicas_built().get(lost.name)
     at(0.7)
     cluster.wait_streaming(1, timeout=60)  # Patroni switches over only to a synchronous standby
     soak.phase = "switchover"
@@ -375,6 +383,10 @@ def failures(report: dict) -> list[str]:
     failover, switchover = (report["events"][event]["push 503s"] for event in ("failover", "switchover"))
     if switchover >= failover:
         found.append(f"switchover: {switchover} push 503s, not fewer than the failover's {failover}")
+    elif switchover and report["events"]["switchover"]["queries held by PgBouncer"]:
+        # The failover's count swings from a handful to hundreds (PgBouncer's server_login_retry refusing each
+        # resend at once, or its queue holding them): only a hold that refuses nothing shows the hold works.
+        found.append(f"switchover: {switchover} push 503s while PgBouncer held the queries")
     return found + _archive_failures(report)
 
 
@@ -388,6 +400,8 @@ def _archive_failures(report: dict) -> list[str]:
     ]
     if not report["replicas built"]:
         found.append("no replica was built from the repository")
+    if (rebuilt := report["events"].get("rejoin", {})).get("how") == "rebuild" and rebuilt["built by"] != "pgbackrest":
+        found.append(f"{rebuilt['node']}: rebuilt by {rebuilt['built by']}, not from the repository")
     archive = report["archive"]
     checks = {"after the failover": archive["after the failover"], "at the end": archive["at the end"]["check"]}
     for when, check in checks.items():
@@ -404,6 +418,10 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60, help="how long the traffic runs (default 60)")
     parser.add_argument("--pause", type=float, default=5, help="the leader's walsenders paused before the kill (5 s)")
     parser.add_argument(
+        "--rejoin", choices=["rewind", "rebuild"], default="rewind",
+        help="the lost node back as it was (rewound) or as a new machine (built from the repository)",
+    )  # fmt: skip
+    parser.add_argument(
         "--no-rejoin", action="store_true", help="leave the lost node down (the short form: seconds sooner)"
     )
     parser.add_argument(
@@ -414,7 +432,13 @@ def main() -> int:
     logs = (arguments.logs or Path(tempfile.mkdtemp(prefix="failover-"))).resolve()
     logs.mkdir(parents=True, exist_ok=True)
     os.chmod(logs, 0o755)
-    report = run(arguments.seconds, arguments.pause, logs, rejoin=not arguments.no_rejoin, hold=not arguments.no_hold)
+    report = run(
+        arguments.seconds,
+        arguments.pause,
+        logs,
+        rejoin="none" if arguments.no_rejoin else arguments.rejoin,
+        hold=not arguments.no_hold,
+    )
     print(json.dumps(report, indent=1))
     print(f"logs: {logs}")
     found = failures(report)

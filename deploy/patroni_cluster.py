@@ -412,8 +412,8 @@ def up(
     returns then. `leader_only`: returns once HAProxy routes to the leader and PgBouncer listens, the caller going
     on with `replicas_begin()` and `wait_streaming()` (work of its own meanwhile)."""
     bin_dir = binaries()
-    if bin_dir is None:
-        raise RuntimeError("no PostgreSQL binaries")
+    if bin_dir is None or not pgbackrest.installed():
+        raise RuntimeError("needs Debian's PostgreSQL binaries and pgbackrest")
     synchronous = synchronous or os.environ.get("HA_SYNCHRONOUS_MODE") or "on"
     if synchronous not in SYNCHRONOUS_MODES:
         raise ValueError(f"HA_SYNCHRONOUS_MODE is one of {', '.join(SYNCHRONOUS_MODES)}")

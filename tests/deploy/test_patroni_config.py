@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from deploy import pgbackrest
 from deploy.failover_soak import failures
 from deploy.patroni_cluster import Node, PatroniCluster, haproxy_cfg, patroni_yml, pgbouncer_ini, up
 
@@ -111,6 +112,29 @@ def test_an_unknown_synchronous_mode_is_refused_before_anything_starts(monkeypat
     assert not (tmp_path / "cluster").exists()
 
 
+def test_a_machine_without_pgbackrest_is_refused_before_anything_starts(monkeypatch, tmp_path):
+    monkeypatch.setattr(pgbackrest, "installed", lambda: False)
+
+    with pytest.raises(RuntimeError, match="needs Debian's PostgreSQL binaries and pgbackrest"):
+        up(directory=tmp_path / "cluster")
+    assert not (tmp_path / "cluster").exists()
+
+
+def test_a_clean_soak_with_a_rebuilt_node_has_no_failure():
+    report = clean_report()
+    report["events"]["rejoin"] = {"node": "node1", "how": "rebuild", "built by": "pgbackrest"}
+
+    assert failures(report) == []
+
+
+def test_a_switchover_not_held_needs_only_fewer_503s_than_the_failover():
+    report = clean_report()
+    report["events"]["failover"]["push 503s"] = 242
+    report["events"]["switchover"].update({"push 503s": 124, "queries held by PgBouncer": False})
+
+    assert failures(report) == []
+
+
 def clean_report() -> dict:
     follower = {"versions seen": 10, "seen twice": 0, "out of order": 0, "final versions missed": 0}
     return {
@@ -123,7 +147,7 @@ def clean_report() -> dict:
         "5xx answers": {"503": 40, "502": 1},
         "events": {
             "failover": {"first push acknowledged after (s)": 11.2, "push 503s": 4},
-            "switchover": {"first push acknowledged after (s)": 0.3, "push 503s": 0},
+            "switchover": {"first push acknowledged after (s)": 0.3, "push 503s": 0, "queries held by PgBouncer": True},
         },
         "replicas built": {"node2": "pgbackrest", "node3": "pgbackrest"},
         "archive": {
@@ -159,6 +183,8 @@ def test_a_clean_soak_has_no_failure():
          "switchover: 4 push 503s, not fewer than the failover's 4"),
         (lambda r: r["events"]["switchover"].update({"push 503s": 97}),
          "switchover: 97 push 503s, not fewer than the failover's 4"),
+        (lambda r: r["events"]["switchover"].update({"push 503s": 1}),
+         "switchover: 1 push 503s while PgBouncer held the queries"),
         (lambda r: r["replicas built"].update({"node3": "basebackup"}),
          "node3: built by basebackup, not from the repository"),
         (lambda r: r.update({"replicas built": {}}), "no replica was built from the repository"),
@@ -171,10 +197,13 @@ def test_a_clean_soak_has_no_failure():
          "pgbackrest check at the end: ran on [], leader node3, failed {}"),
         (lambda r: r["archive"]["at the end"].update({"segments missing": ["000000010000000000000003"]}),
          "archive: 1 WAL segments missing (000000010000000000000003)"),
+        (lambda r: r["events"].update({"rejoin": {"node": "node1", "how": "rebuild", "built by": "basebackup"}}),
+         "node1: rebuilt by basebackup, not from the repository"),
     ],
     ids=["lost push", "doubled", "missed", "phantom webhook", "500", "slow failover", "no write after switchover",
-         "switchover refused as many", "switchover refused more", "replica by basebackup", "no replica built",
-         "check failed after the failover", "check not on the leader alone", "check ran nowhere", "archive gap"],
+         "switchover refused as many", "switchover refused more", "held switchover refused one",
+         "replica by basebackup", "no replica built", "check failed after the failover",
+         "check not on the leader alone", "check ran nowhere", "archive gap", "lost node rebuilt by basebackup"],
 )  # fmt: skip
 def test_each_kind_of_failure_is_reported(change, expected):
     report = clean_report()
