@@ -1,19 +1,23 @@
 """The service on a Patroni cluster (deploy/patroni_cluster.py) under pushes, followers and webhooks, through a lost
-leader and a planned switchover, nobody acting (issue #34, item 1).
+leader and a planned switchover, nobody acting (issue #34, items 1 and 2).
 
-Brings up etcd, three Patroni nodes in synchronous mode, HAProxy on Patroni's /primary and /replica, PgBouncer in
-front of HAProxy, a web server (gunicorn.conf.py) through PgBouncer reading on the replicas, two db_workers on
-HAProxy's leader route, and a webhook receiver on 127.0.0.1. Then, for SECONDS: pushers that resend each push until
-a 2xx, the platform's PATCHes, a partner's follower and the platform's feed follower. At a quarter of the way the
-leader's walsenders are paused (SIGSTOP) for PAUSE seconds and its machine is lost (Patroni and PostgreSQL killed
--9); at 45 % the lost node's Patroni is started again, as its supervisor would (not with --no-rejoin), and it
-rejoins as a replica; at 70 % a planned `patronictl switchover`. At the end, on the last leader: every acknowledged
-push's raw push and project state, every acknowledged PATCH, each follower's versions (none missed, doubled or out
-of order) and the webhooks (every event delivered, none for a change the leader does not hold). Prints the counts,
-the answers by phase and the time each fault took from the writes; exits 1 on anything lost, missed, doubled, a
-500, or writes not back within 30 s.
+Brings up etcd, three Patroni nodes in synchronous mode archiving to one pgBackRest repository (the replicas built
+from its first full backup), HAProxy on Patroni's /primary and /replica, PgBouncer in front of HAProxy, a web server
+(gunicorn.conf.py) through PgBouncer reading on the replicas, two db_workers on HAProxy's leader route, and a webhook
+receiver on 127.0.0.1. Then, for SECONDS: pushers that resend each push until a 2xx, the platform's PATCHes, a
+partner's follower and the platform's feed follower. At a quarter of the way the leader's walsenders are paused
+(SIGSTOP) for PAUSE seconds and its machine is lost (Patroni and PostgreSQL killed -9), and `pgbackrest check` runs
+on the new leader; at 45 % the lost node's Patroni is started again, as its supervisor would (not with --no-rejoin),
+and it rejoins as a replica, rewound (or, with --rejoin rebuild, built from the repository as a new machine); at
+70 %, once a synchronous standby streams, a planned switchover with PgBouncer holding the queries
+(deploy/switchover.py; not with --no-hold). At the end, on the last leader: every acknowledged push's raw push and
+project state, every acknowledged PATCH, each follower's versions (none missed, doubled or out of order), the webhooks
+(every event delivered, none for a change the leader does not hold) and the archive (`pgbackrest check` through
+on_leader.sh on every node, no segment missing). Prints the counts, the answers by phase and the time each fault took
+from the writes; exits 1 on anything lost, missed, doubled, a 500, writes not back within 30 s, a switchover with
+as many push 503s as the failover (or, held, any), or archiving broken.
 
-    .venv/bin/python -m deploy.failover_soak --seconds 60    (Patroni, etcd, HAProxy, PgBouncer, PostgreSQL, Redis)
+    .venv/bin/python -m deploy.failover_soak --seconds 60   (Patroni, etcd, pgBackRest, HAProxy, PgBouncer, Redis)
 """
 
 import argparse
