@@ -189,11 +189,13 @@ def _soak(
 ) -> dict:  # fmt: skip
     soak = FailoverSoak(base, keys)
     writers_done = threading.Event()
-    writers = [threading.Thread(target=soak.pusher, args=(n,)) for n in range(PUSHERS)]
-    writers.append(threading.Thread(target=soak.patcher))
+    # Daemons: a soak stopped by an error (a switchover refused, a leader never routed) must exit, not leave its
+    # pushers resending to a server that is gone (one such run pushed on for an hour).
+    writers = [threading.Thread(target=soak.pusher, args=(n,), daemon=True) for n in range(PUSHERS)]
+    writers.append(threading.Thread(target=soak.patcher, daemon=True))
     followers = [
-        threading.Thread(target=soak.follower, args=(soak.follow_partner, writers_done)),
-        threading.Thread(target=soak.follower, args=(soak.follow_platform, writers_done)),
+        threading.Thread(target=soak.follower, args=(soak.follow_partner, writers_done), daemon=True),
+        threading.Thread(target=soak.follower, args=(soak.follow_platform, writers_done), daemon=True),
     ]
     started = time.monotonic()
     for thread in writers + followers:

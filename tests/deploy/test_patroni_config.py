@@ -1,16 +1,22 @@
 """The Patroni cluster's configuration templates (deploy/patroni_cluster.py, docs/deploy.md "High availability") and the
 failover soak's verdict (deploy/failover_soak.py). The cluster itself is built and failed over by the soak, which CI
-runs in short form (.ci/run); these check, without starting anything, what each file routes to and what the soak
-calls a failure."""
+runs in short form (.ci/run); these check, without starting a cluster, what each file routes to, what the soak
+calls a failure, and that a soak stopped by an error ends."""
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from deploy import pgbackrest
 from deploy.failover_soak import failures
+from deploy.local_cluster import free_port
 from deploy.patroni_cluster import Node, PatroniCluster, haproxy_cfg, patroni_yml, pgbouncer_ini, up
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cluster(synchronous: str = "on") -> PatroniCluster:
@@ -210,3 +216,25 @@ def test_each_kind_of_failure_is_reported(change, expected):
     change(report)
 
     assert failures(report) == [expected]
+
+
+@pytest.mark.slow
+def test_a_soak_stopped_by_an_error_exits_instead_of_pushing_on():
+    # The leader never found: _soak raises while its pushers resend to a server that is not there.
+    program = f"""
+from deploy.failover_soak import _soak
+
+class NoLeader:
+    def wait_leader(self, **options):
+        raise TimeoutError("no leader")
+
+_soak("http://127.0.0.1:{free_port()}", {{"writer": {{}}, "reader": {{}}, "platform_writer": {{}},
+      "platform_reader": {{}}}}, 0.4, 0, NoLeader(), 1, rejoin="none", hold=True)
+"""
+    ended = subprocess.run(
+        [sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=30,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "integration_service.settings"},
+    )  # fmt: skip
+
+    assert ended.returncode == 1
+    assert ended.stderr.strip().endswith("TimeoutError: no leader")
