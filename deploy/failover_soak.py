@@ -130,20 +130,22 @@ def run(seconds: float, pause: float, logs: Path, *, rejoin: str = "rewind", hol
         environment = {**service_environment("failover"), "WEBHOOK_ALLOW_PRIVATE_URLS": "1", **cluster.worker_urls()}
         manage = [python, "manage.py"]
         migrating = _django([*manage, "migrate", "--no-input", "-v0"], environment)
-        with setup.timed("stanza, full backup, replicas started (as the migrations run)"):
-            cluster.replicas_begin()
-        with setup.timed("migrations, after that"):
-            _finished(migrating, "migrations")
-        seeding = _django([*manage, "shell", "-c", SEED.replace("{port}", str(receiver_port))], environment)
+        processes.append(migrating)
         web_port = free_port()
         metrics = Path(tempfile.mkdtemp(prefix="metrics-", dir=logs))
-        processes.append(
+        processes.append(  # gunicorn loads Django meanwhile; it answers /readyz once the tables are there
             _start(
                 [python, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{web_port}"],
                 {**environment, **cluster.web_urls(), "PROMETHEUS_MULTIPROC_DIR": str(metrics)},
                 logs / "web.log",
             )
         )
+        with setup.timed("stanza, full backup, replicas started (as the migrations run)"):
+            cluster.replicas_begin()
+        with setup.timed("migrations, after that"):
+            _finished(migrating, "migrations")
+        seeding = _django([*manage, "shell", "-c", SEED.replace("{port}", str(receiver_port))], environment)
+        processes.append(seeding)
         processes += [_start([*manage, "db_worker"], environment, logs / f"worker{n}.log") for n in (1, 2)]
         with setup.timed("seeded, replicas streaming, web server ready"):
             seed = json.loads(_finished(seeding, "the seed").strip().splitlines()[-1])
@@ -171,8 +173,9 @@ def run(seconds: float, pause: float, logs: Path, *, rejoin: str = "rewind", hol
 
 def _django(command: list[str], environment: dict) -> subprocess.Popen:
     return subprocess.Popen(
-        command, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+        command, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
 
 
 def _finished(process: subprocess.Popen, what: str) -> str:
