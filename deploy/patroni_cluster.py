@@ -1,7 +1,10 @@
 """A Patroni cluster on loopback ports: etcd, N PostgreSQL nodes each run by Patroni (one leader, the others streaming
 standbys, synchronous by default), HAProxy routing to the leader and to the replicas through Patroni's REST health
-checks (`GET /primary`, `GET /replica`), and PgBouncer in transaction pooling in front of HAProxy. The configuration
-files it writes are the production templates docs/deploy.md ("High availability") explains.
+checks (`GET /primary`, `GET /replica`), and PgBouncer in transaction pooling in front of HAProxy. Every node
+archives its WAL to one pgBackRest repository (DIR/pgbackrest, the stanza `service`) while it leads; `up` takes the
+first full backup and builds the replicas from it. The configuration files it writes (nodeN.yml,
+nodeN.pgbackrest.conf, haproxy.cfg, pgbouncer.ini) are the production templates docs/deploy.md ("High
+availability") explains.
 
     .venv/bin/python -m deploy.patroni_cluster up [--nodes 3] [--synchronous on|strict|off] [--dir DIR]
     .venv/bin/python -m deploy.patroni_cluster status --dir DIR      (patronictl list, and the routes)
@@ -13,7 +16,8 @@ files it writes are the production templates docs/deploy.md ("High availability"
 (PgBouncer → HAProxy's leader route), `DATABASE_REPLICA_URLS` (PgBouncer → HAProxy's replica route), and the
 workers' `DATABASE_URL` (HAProxy's leader route directly: they LISTEN and hold snapshots, which need a session).
 `fail` is a machine lost: the leader's walsenders paused (SIGSTOP) for the given seconds, then its Patroni and its
-PostgreSQL (postmaster and every child) killed -9; nobody else acts. As root, etcd and HAProxy run as root and
+PostgreSQL (postmaster and every child) killed -9; nobody else acts. `switchover` is deploy/switchover.py's: PgBouncer
+holds the queries while Patroni switches over to the synchronous standby. As root, etcd and HAProxy run as root and
 Patroni (with its PostgreSQL) and PgBouncer as the postgres user.
 
 HA_SYNCHRONOUS_MODE (`on`, the default; `strict`; `off`) sets the cluster's synchronous mode when `--synchronous` is
