@@ -8,9 +8,10 @@ leader, each PgBouncer drops its connections to the old one (`RECONNECT`) and le
 A PgBouncer paused is resumed whatever fails; one that cannot pause within PAUSE_SECONDS (a transaction that does not
 end) aborts the switchover before Patroni is asked.
 
-    python -m deploy.switchover --patroni-config /etc/patroni/patroni.yml --patroni-url http://db1:8008 \\
-        --leader-route db-haproxy:5000 --pgbouncer web1:6432 --pgbouncer web2:6432 [--candidate node2]
-"""
+    python -m deploy.switchover --patroni-url http://db1:8008 --leader-route db-haproxy:5000 \\
+        --pgbouncer web1:6432 --pgbouncer web2:6432 [--candidate node2]
+
+psql takes passwords where libpq does (~/.pgpass, PGPASSWORD)."""
 
 import argparse
 import contextlib
@@ -112,14 +113,14 @@ def request_switchover(leader: dict, candidate: str) -> str:
         return f"{error.code} {error.read().decode()}"
 
 
-def wait_routed(leader_route: Address, member: dict, *, timeout: float = 60.0) -> None:
+def wait_routed(leader_route: Address, member: dict, *, user: str = "postgres", timeout: float = 60.0) -> None:
     """Until a connection through HAProxy's leader route reaches `member` (its port) out of recovery."""
     deadline = time.monotonic() + timeout
     while True:
         with contextlib.suppress(subprocess.CalledProcessError, subprocess.TimeoutExpired):
             reached = psql(
-                leader_route, "SELECT inet_server_port(), pg_is_in_recovery()",
-                database="postgres", user="postgres", timeout=5,
+                leader_route, "SELECT inet_server_port(), pg_is_in_recovery()", database="postgres", user=user,
+                timeout=5,
             )  # fmt: skip
             if reached == f"{member['port']}|f":
                 return
@@ -130,7 +131,7 @@ def wait_routed(leader_route: Address, member: dict, *, timeout: float = 60.0) -
 
 def held_switchover(
     *, patroni_url: str, leader_route: Address, poolers: list[Address], candidate: str | None = None,
-    database: str = "service", pooler_user: str = "postgres",
+    database: str = "service", pooler_user: str = "postgres", route_user: str = "postgres",
 ) -> dict:  # fmt: skip
     """From the running leader to `candidate` (default: the synchronous standby), with every PgBouncer in
     `poolers` holding `database`'s queries meanwhile. Returns who led before and after and how long queries were
@@ -151,7 +152,7 @@ def held_switchover(
         answer = request_switchover(leader, candidate)
         if not answer.startswith("Successfully switched over"):
             raise RuntimeError(f"Patroni did not switch over: {answer}")
-        wait_routed(leader_route, target)
+        wait_routed(leader_route, target, user=route_user)
     return {
         "from": leader["name"],
         "to": candidate,
@@ -165,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--patroni-url", required=True, help="any node's Patroni REST API, e.g. http://db1:8008")
     parser.add_argument("--leader-route", required=True, type=Address.parse, help="HAProxy's leader port, host:port")
     parser.add_argument("--pgbouncer", action="append", default=[], type=Address.parse, help="host:port, each one")
+    parser.add_argument("--leader-route-user", default="postgres", help="a PostgreSQL user, to see who HAProxy reaches")
     parser.add_argument("--pgbouncer-user", default="postgres", help="one of PgBouncer's admin_users")
     parser.add_argument("--database", default="service", help="PgBouncer's database for the leader (service)")
     parser.add_argument("--candidate", help="the new leader (default: the synchronous standby)")
@@ -172,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     report = held_switchover(
         patroni_url=arguments.patroni_url, leader_route=arguments.leader_route, poolers=arguments.pgbouncer,
         candidate=arguments.candidate, database=arguments.database, pooler_user=arguments.pgbouncer_user,
+        route_user=arguments.leader_route_user,
     )  # fmt: skip
     print(json.dumps(report))
     return 0

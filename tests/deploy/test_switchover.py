@@ -23,7 +23,7 @@ from deploy.local_cluster import (
     primary_init,
     server_directory,
 )
-from deploy.switchover import Address, held, held_switchover
+from deploy.switchover import Address, held, held_switchover, main
 
 pytestmark = [
     pytest.mark.slow,
@@ -152,8 +152,9 @@ def patroni() -> Iterator[dict]:
 def test_patroni_refusing_the_switchover_is_an_error_and_pgbouncer_is_resumed(bouncer, patroni):
     patroni["answer"] = (412, "candidate name does not match with sync_standby")
 
-    with pytest.raises(RuntimeError) as refused:
-        held_switchover(patroni_url=patroni["url"], leader_route=Address("127.0.0.1", free_port()), poolers=[bouncer])
+    with pytest.raises(RuntimeError) as refused:  # the command as an operator runs it
+        main(["--patroni-url", patroni["url"], "--leader-route", f"127.0.0.1:{free_port()}",
+              "--pgbouncer", f"{bouncer.host}:{bouncer.port}"])  # fmt: skip
 
     assert str(refused.value) == "Patroni did not switch over: 412 candidate name does not match with sync_standby"
     assert patroni["requests"] == [("/switchover", {"leader": "node1", "candidate": "node2"})]
