@@ -211,6 +211,7 @@ listen_port = {port}
 unix_socket_dir =
 auth_type = trust
 auth_file = {directory}/userlist.txt
+admin_users = postgres
 pool_mode = transaction
 max_client_conn = 400
 default_pool_size = 20

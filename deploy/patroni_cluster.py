@@ -1,7 +1,10 @@
 """A Patroni cluster on loopback ports: etcd, N PostgreSQL nodes each run by Patroni (one leader, the others streaming
 standbys, synchronous by default), HAProxy routing to the leader and to the replicas through Patroni's REST health
-checks (`GET /primary`, `GET /replica`), and PgBouncer in transaction pooling in front of HAProxy. The configuration
-files it writes are the production templates docs/deploy.md ("High availability") explains.
+checks (`GET /primary`, `GET /replica`), and PgBouncer in transaction pooling in front of HAProxy. Every node
+archives its WAL to one pgBackRest repository (DIR/pgbackrest, the stanza `service`) while it leads; `up` takes the
+first full backup and builds the replicas from it. The configuration files it writes (nodeN.yml,
+nodeN.pgbackrest.conf, haproxy.cfg, pgbouncer.ini) are the production templates docs/deploy.md ("High
+availability") explains.
 
     .venv/bin/python -m deploy.patroni_cluster up [--nodes 3] [--synchronous on|strict|off] [--dir DIR]
     .venv/bin/python -m deploy.patroni_cluster status --dir DIR      (patronictl list, and the routes)
@@ -13,7 +16,8 @@ files it writes are the production templates docs/deploy.md ("High availability"
 (PgBouncer → HAProxy's leader route), `DATABASE_REPLICA_URLS` (PgBouncer → HAProxy's replica route), and the
 workers' `DATABASE_URL` (HAProxy's leader route directly: they LISTEN and hold snapshots, which need a session).
 `fail` is a machine lost: the leader's walsenders paused (SIGSTOP) for the given seconds, then its Patroni and its
-PostgreSQL (postmaster and every child) killed -9; nobody else acts. As root, etcd and HAProxy run as root and
+PostgreSQL (postmaster and every child) killed -9; nobody else acts. `switchover` is deploy/switchover.py's: PgBouncer
+holds the queries while Patroni switches over to the synchronous standby. As root, etcd and HAProxy run as root and
 Patroni (with its PostgreSQL) and PgBouncer as the postgres user.
 
 HA_SYNCHRONOUS_MODE (`on`, the default; `strict`; `off`) sets the cluster's synchronous mode when `--synchronous` is
@@ -36,9 +40,12 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from deploy import pgbackrest
 from deploy.local_cluster import _wait_for_port, binaries, free_port
+from deploy.switchover import Address, held_switchover
 
 SCOPE = "integration"
+STANZA = "service"  # the cluster's pgBackRest stanza (docs/deploy.md, "PostgreSQL backups")
 SYNCHRONOUS_MODES = {"on": (True, False), "strict": (True, True), "off": (False, False)}
 # Failure detection: the leader key lives TTL seconds; Patroni loops every LOOP_WAIT; a DCS or PostgreSQL call is
 # retried for RETRY_TIMEOUT (Patroni requires loop_wait + 2 * retry_timeout ≤ ttl). A lost leader is replaced
@@ -74,6 +81,19 @@ class PatroniCluster:
     # The routes the service is given.
     def leader_url(self, database: str = "postgres") -> str:
         return f"postgres://postgres@127.0.0.1:{self.primary_port}/{database}"
+
+    def stanza(self, node: Node) -> pgbackrest.Stanza:
+        """The node's pgBackRest stanza: one repository for the cluster, a configuration (the node's data
+        directory and port) and lock and log directories for each node, as each production host has its own."""
+        return pgbackrest.Stanza(
+            name=STANZA,
+            config=Path(self.directory, f"{node.name}.pgbackrest.conf"),
+            repository=Path(self.directory, "pgbackrest", "repository"),
+            data=Path(node.data),
+            port=node.pg_port,
+            sockets=Path(self.directory),
+            state=Path(self.directory, "pgbackrest", node.name),
+        )
 
     def web_urls(self, database: str = "service") -> dict[str, str]:
         return {
@@ -136,17 +156,19 @@ class PatroniCluster:
             input=input, capture_output=True, text=True, check=True, timeout=120,
         ).stdout  # fmt: skip
 
-    def switchover(self, candidate: str | None = None) -> Node:
-        """A planned switchover (`patronictl switchover`, confirmed, no --force) to `candidate` or the synchronous
-        standby; returns the new leader once HAProxy routes to it."""
+    def switchover(self, candidate: str | None = None, *, hold: bool = True) -> dict:
+        """A planned switchover (`patronictl switchover`) to `candidate` or the synchronous standby, PgBouncer
+        holding the web's queries meanwhile (deploy/switchover.py; not `hold`: refusing them, as without it).
+        Returns deploy.switchover's report once HAProxy routes to the new leader."""
         leader = self.wait_leader()
-        if candidate is None:
-            standbys = [m["name"] for m in self.members() if m.get("role") == "sync_standby"]
-            candidate = (standbys or [node.name for node in self.nodes if node.name != leader.name])[0]
-        self.patronictl(
-            "switchover", SCOPE, "--leader", leader.name, "--candidate", candidate, "--scheduled", "now", input="y\n"
-        )
-        return self.wait_leader(other_than=leader.name)
+        self.wait_streaming(1)  # Patroni switches over only to a synchronous standby
+        report = held_switchover(
+            patroni_url=f"http://127.0.0.1:{leader.rest_port}",
+            leader_route=Address("127.0.0.1", self.primary_port),
+            poolers=[Address("127.0.0.1", self.pgbouncer_port)] if hold else [], candidate=candidate,
+        )  # fmt: skip
+        self.wait_leader(other_than=leader.name)
+        return report
 
     def walsenders(self, node: Node) -> list[int]:
         pids = sql(node.pg_port, "SELECT string_agg(pid::text, ' ') FROM pg_stat_replication")
@@ -167,6 +189,29 @@ class PatroniCluster:
                 os.kill(pid, signal.SIGKILL)
         leader.pid = None
         return {"node": leader.name, "walsenders paused": len(paused), "processes killed": len(victims)}
+
+    def replicas_begin(self) -> None:
+        """On the leader: the stanza created (the repository initialised for this cluster) and its first full
+        backup; then every other node started, built from that backup (`create_replica_methods`)."""
+        leader = self.wait_leader()
+        stanza = self.stanza(leader)
+        stanza.run("stanza-create")
+        stanza.run("--type=full", "backup")
+        for node in self.nodes:
+            if node.name != leader.name and node.pid is None:
+                self.start_node(node)
+        self.save()
+
+    def replicas_built(self) -> dict[str, str]:
+        """How each replica's data directory was made (`pgbackrest` or `basebackup`; the latest time), as its
+        Patroni logged it."""
+        built = {}
+        for node in self.nodes:
+            with contextlib.suppress(OSError):
+                for line in Path(node.log).read_text(errors="replace").splitlines():
+                    if "replica has been created using " in line:
+                        built[node.name] = line.rsplit(" ", 1)[-1]
+        return built
 
     def start_node(self, node: Node) -> None:
         """(Re)start a node's Patroni: a lost node back joins as a replica (rewound if it had diverged)."""
@@ -203,9 +248,12 @@ def sql(port: int, statement: str, database: str = "postgres") -> str:
 
 def patroni_yml(cluster: PatroniCluster, node: Node, *, bin_dir: Path, parameters: dict[str, str] | None = None) -> str:
     """One node's patroni.yml. The `bootstrap.dcs` part is written to etcd once, when the cluster is first made;
-    change it afterwards with `patronictl edit-config`. `parameters` adds PostgreSQL settings to every node (e.g.
-    `archive_mode`, `archive_command` and `restore_command` for WAL archiving)."""
+    change it afterwards with `patronictl edit-config`. `parameters` adds PostgreSQL settings to every node.
+    Archiving to pgBackRest is the node's own (`postgresql.parameters`: its archive_command names its
+    pgbackrest.conf), with `restore_command` for a standby that falls behind what the leader keeps, and replicas
+    built from the repository's latest backup (basebackup from the leader when there is none)."""
     synchronous_mode, strict = SYNCHRONOUS_MODES[cluster.synchronous]
+    backups = cluster.stanza(node).patroni_postgresql()
     config = {
         "scope": SCOPE,
         "name": node.name,
@@ -264,7 +312,13 @@ def patroni_yml(cluster: PatroniCluster, node: Node, *, bin_dir: Path, parameter
                 # A throwaway cluster on a shared machine: no fsync. Never in production.
                 "fsync": "off",
                 "shared_buffers": "32MB",
+                # archive_mode `on`, not `always` (which pgBackRest refuses): only the leader archives; a standby
+                # promoted starts archiving on its new timeline.
+                **backups["parameters"],
             },
+            "recovery_conf": backups["recovery_conf"],
+            "create_replica_methods": backups["create_replica_methods"],
+            "pgbackrest": backups["pgbackrest"],
         },
         # No watchdog on a developer's machine; production uses one (docs/deploy.md).
         "watchdog": {"mode": "off"},
@@ -305,7 +359,7 @@ listen primary
     bind 127.0.0.1:{cluster.primary_port}
     option httpchk GET /primary
     http-check expect status 200
-    default-server inter 1s fastinter 500ms downinter 1s fall 2 rise 1 on-marked-down shutdown-sessions
+    default-server inter 1s fastinter 500ms downinter 500ms fall 2 rise 1 on-marked-down shutdown-sessions
 {servers("/primary")}
 
 listen replicas
@@ -313,13 +367,14 @@ listen replicas
     balance roundrobin
     option httpchk GET /replica
     http-check expect status 200
-    default-server inter 1s fastinter 500ms downinter 1s fall 2 rise 1 on-marked-down shutdown-sessions
+    default-server inter 1s fastinter 500ms downinter 500ms fall 2 rise 1 on-marked-down shutdown-sessions
 {servers("/replica")}
 """
 
 
 def pgbouncer_ini(cluster: PatroniCluster, *, database: str = "service") -> str:
-    """PgBouncer in transaction pooling, its two databases through HAProxy's routes (never a node's own port)."""
+    """PgBouncer in transaction pooling, its two databases through HAProxy's routes (never a node's own port).
+    `admin_users` may PAUSE and RESUME the leader's database around a planned switchover (deploy/switchover.py)."""
     return f"""[databases]
 {database} = host=127.0.0.1 port={cluster.primary_port} dbname={database}
 {database}_replica = host=127.0.0.1 port={cluster.replica_port} dbname={database}
@@ -330,6 +385,7 @@ listen_port = {cluster.pgbouncer_port}
 unix_socket_dir =
 auth_type = trust
 auth_file = {cluster.directory}/userlist.txt
+admin_users = postgres
 pool_mode = transaction
 max_client_conn = 400
 default_pool_size = 20
@@ -353,13 +409,15 @@ def etcd_command(cluster: PatroniCluster) -> list[str]:
 
 def up(
     *, nodes: int = 3, synchronous: str | None = None, directory: Path | None = None,
-    parameters: dict[str, str] | None = None,
+    parameters: dict[str, str] | None = None, leader_only: bool = False,
 ) -> PatroniCluster:  # fmt: skip
-    """Build and start the cluster in `directory` (a new temporary one by default); returns once a leader runs,
-    HAProxy routes to it and every replica streams."""
+    """Build and start the cluster in `directory` (a new temporary one by default): the first node bootstraps and
+    leads, its stanza is created and a full backup taken, the other nodes are built from that backup and stream;
+    returns then. `leader_only`: returns once HAProxy routes to the leader and PgBouncer listens, the caller going
+    on with `replicas_begin()` and `wait_streaming()` (work of its own meanwhile)."""
     bin_dir = binaries()
-    if bin_dir is None:
-        raise RuntimeError("no PostgreSQL binaries")
+    if bin_dir is None or not pgbackrest.installed():
+        raise RuntimeError("needs Debian's PostgreSQL binaries and pgbackrest")
     synchronous = synchronous or os.environ.get("HA_SYNCHRONOUS_MODE") or "on"
     if synchronous not in SYNCHRONOUS_MODES:
         raise ValueError(f"HA_SYNCHRONOUS_MODE is one of {', '.join(SYNCHRONOUS_MODES)}")
@@ -378,6 +436,7 @@ def up(
     )  # fmt: skip
     for node in cluster.nodes:
         Path(node.config).write_text(patroni_yml(cluster, node, bin_dir=bin_dir, parameters=parameters))
+        cluster.stanza(node).write_config()
     (directory / "haproxy.cfg").write_text(haproxy_cfg(cluster))
     (directory / "pgbouncer.ini").write_text(pgbouncer_ini(cluster))
     (directory / "userlist.txt").write_text('"postgres" ""\n')
@@ -387,19 +446,21 @@ def up(
     try:
         cluster.pids["etcd"] = _daemon(etcd_command(cluster), directory / "etcd.log")
         _wait_for_port(cluster.etcd_port)
-        for node in cluster.nodes:  # one of them takes the initialize key and bootstraps, the others clone it
-            cluster.start_node(node)
+        cluster.start_node(cluster.nodes[0])  # it takes the initialize key and bootstraps the cluster (initdb)
         cluster.save()
         cluster.pids["haproxy"] = _daemon(["haproxy", "-f", str(directory / "haproxy.cfg")], directory / "haproxy.log")
-        cluster.wait_leader(timeout=120)
         cluster.pids["pgbouncer"] = _daemon(
             ["pgbouncer", str(directory / "pgbouncer.ini")], directory / "pgbouncer.out", server_user=True
         )
+        cluster.wait_leader(timeout=120)
         _wait_for_port(cluster.pgbouncer_port)
         cluster.save()
-        cluster.wait_streaming(nodes - 1, timeout=180)
-    except BaseException:
-        down(cluster)
+        if not leader_only:
+            cluster.replicas_begin()
+            cluster.wait_streaming(nodes - 1, timeout=180)
+    except BaseException as error:
+        down(cluster, remove=False)
+        error.add_note(f"the cluster's files and logs are kept in {directory}")
         raise
     env = {**cluster.web_urls(), "WORKER_DATABASE_URL": cluster.leader_url("service")}
     (directory / "env").write_text("".join(f"{key}={value}\n" for key, value in env.items()))
@@ -507,7 +568,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(cluster.fail(pause_walsender=arguments.pause_walsender)))
         cluster.save()
     elif arguments.command == "switchover":
-        print(f"leader: {cluster.switchover(arguments.candidate).name}")
+        print(json.dumps(cluster.switchover(arguments.candidate)))
     else:
         down(cluster)
     return 0

@@ -6,6 +6,7 @@ configuration (`patroni_postgresql`). Production keeps the repository off the da
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -113,6 +114,67 @@ class Stanza:
         """`pgbackrest info` of this stanza: its backups (sizes, times, WAL ranges) and archive."""
         (stanza,) = json.loads(self.run("--output=json", "info"))
         return stanza
+
+    def archive_gaps(self) -> list[str]:
+        """The WAL segments missing from the archive between the oldest backup's first segment and the newest one
+        archived, along the newest timeline's history: each one a point-in-time restore from that backup could not
+        replay. Empty when the archive is whole (docs/deploy.md, "High availability": a failover and archiving)."""
+        (archive,) = self.info()["archive"]  # one PostgreSQL version, one system: one archive id
+        listing = json.loads(self.run("--output=json", "--recurse", "repo-ls", f"archive/{self.name}/{archive['id']}"))
+        histories = {
+            int(match["timeline"], 16): self.run("repo-get", f"archive/{self.name}/{archive['id']}/{path}")
+            for path in listing
+            if (match := _HISTORY.fullmatch(path))
+        }
+        backups = self.info()["backup"]
+        start = backups[0]["archive"]["start"] if backups else archive["min"]
+        return missing_segments(
+            [path.rsplit("/", 1)[-1] for path, entry in listing.items() if entry["type"] == "file"], histories, start
+        )
+
+
+_SEGMENT = re.compile(r"(?P<timeline>[0-9A-F]{8})(?P<log>[0-9A-F]{8})(?P<segment>[0-9A-F]{8})-[0-9a-f]{40}(\.\w+)?")
+_HISTORY = re.compile(r"(.*/)?(?P<timeline>[0-9A-F]{8})\.history")
+SEGMENTS_PER_LOG = 0x100  # 16 MiB segments, PostgreSQL's default (wal_segment_size)
+
+
+def _number(name: str) -> tuple[int, int]:
+    """(timeline, segment number) of a WAL file's name."""
+    return int(name[:8], 16), int(name[8:16], 16) * SEGMENTS_PER_LOG + int(name[16:24], 16)
+
+
+def _name(timeline: int, number: int) -> str:
+    return f"{timeline:08X}{number // SEGMENTS_PER_LOG:08X}{number % SEGMENTS_PER_LOG:08X}"
+
+
+def missing_segments(files: list[str], histories: dict[int, str], start: str) -> list[str]:
+    """The names of the segments a recovery from `start` to the newest archived segment would need but the archive
+    (`files`, as pgBackRest names them: segment, checksum, compression) lacks. It follows the newest timeline's
+    history (its `.history` file: each ancestor timeline and the position where the next one branched off): an
+    ancestor's segments up to the branch point (the branch's own segment is the next timeline's first, the
+    ancestor's copy of it archived `.partial`), then the newest timeline's to its last."""
+    archived: dict[int, set[int]] = {}
+    for name in files:
+        if _SEGMENT.fullmatch(name):  # not a `.partial`, a `.backup` label or a `.history`
+            timeline, number = _number(name)
+            archived.setdefault(timeline, set()).add(number)
+    if not archived:
+        return [start]
+    newest = max(archived)
+    branches = []  # (timeline, the segment where the next one begins)
+    for line in histories.get(newest, "").splitlines():
+        fields = line.split()
+        if len(fields) >= 2 and fields[0].isdigit():
+            high, low = (int(part, 16) for part in fields[1].split("/"))
+            branches.append((int(fields[0]), ((high << 32) + low) // (16 * 1024 * 1024)))
+    start_timeline, number = _number(start)
+    missing = []
+    for timeline, ends in [*branches, (newest, max(archived[newest]) + 1)]:
+        if timeline < start_timeline:
+            continue
+        missing += [_name(timeline, n) for n in range(number, ends) if n not in archived.get(timeline, set())]
+        number = max(number, ends)
+    return missing
 
 
 def _give_to_server_user(path: Path) -> None:

@@ -1,15 +1,22 @@
 """The Patroni cluster's configuration templates (deploy/patroni_cluster.py, docs/deploy.md "High availability") and the
 failover soak's verdict (deploy/failover_soak.py). The cluster itself is built and failed over by the soak, which CI
-runs in short form (.ci/run); these check, without starting anything, what each file routes to and what the soak
-calls a failure."""
+runs in short form (.ci/run); these check, without starting a cluster, what each file routes to, what the soak
+calls a failure, and that a soak stopped by an error ends."""
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from deploy import pgbackrest
 from deploy.failover_soak import failures
+from deploy.local_cluster import free_port
 from deploy.patroni_cluster import Node, PatroniCluster, haproxy_cfg, patroni_yml, pgbouncer_ini, up
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cluster(synchronous: str = "on") -> PatroniCluster:
@@ -39,6 +46,23 @@ def test_the_synchronous_setting_is_patroni_s_synchronous_mode(mode, synchronous
     assert config["restapi"]["listen"] == "127.0.0.1:8001"
     assert config["postgresql"]["listen"] == "127.0.0.1:6001"
     assert config["etcd3"]["hosts"] == ["127.0.0.1:2379"]
+
+
+def test_every_node_archives_to_the_one_repository_through_its_own_configuration_and_is_built_from_it():
+    built = cluster()
+
+    for node in built.nodes:
+        postgresql = json.loads(patroni_yml(built, node, bin_dir=Path("/bin")))["postgresql"]
+        config = f"--config=/srv/{node.name}.pgbackrest.conf --stanza=service"
+        assert postgresql["parameters"]["archive_mode"] == "on"  # not `always`: the leader alone archives
+        assert postgresql["parameters"]["archive_command"] == f"pgbackrest {config} archive-push %p"
+        assert postgresql["recovery_conf"] == {"restore_command": f'pgbackrest {config} archive-get %f "%p"'}
+        assert postgresql["create_replica_methods"] == ["pgbackrest", "basebackup"]
+        assert postgresql["pgbackrest"]["command"] == f"pgbackrest {config} --delta restore"
+        stanza = built.stanza(node)
+        assert (stanza.repository, stanza.data, stanza.port) == (Path("/srv/pgbackrest/repository"), Path(node.data),
+                                                                 node.pg_port)  # fmt: skip
+        assert stanza.state == Path(f"/srv/pgbackrest/{node.name}")
 
 
 def test_archiving_parameters_reach_every_node():
@@ -74,6 +98,7 @@ def test_pgbouncer_reaches_the_cluster_only_through_haproxy():
     assert "service = host=127.0.0.1 port=5000 dbname=service" in config
     assert "service_replica = host=127.0.0.1 port=5001 dbname=service" in config
     assert "pool_mode = transaction" in config
+    assert "admin_users = postgres" in config  # deploy/switchover.py pauses and resumes `service`
     assert not any(f"port=600{n}" in config for n in (1, 2, 3))
 
 
@@ -93,6 +118,29 @@ def test_an_unknown_synchronous_mode_is_refused_before_anything_starts(monkeypat
     assert not (tmp_path / "cluster").exists()
 
 
+def test_a_machine_without_pgbackrest_is_refused_before_anything_starts(monkeypatch, tmp_path):
+    monkeypatch.setattr(pgbackrest, "installed", lambda: False)
+
+    with pytest.raises(RuntimeError, match="needs Debian's PostgreSQL binaries and pgbackrest"):
+        up(directory=tmp_path / "cluster")
+    assert not (tmp_path / "cluster").exists()
+
+
+def test_a_clean_soak_with_a_rebuilt_node_has_no_failure():
+    report = clean_report()
+    report["events"]["rejoin"] = {"node": "node1", "how": "rebuild", "built by": "pgbackrest"}
+
+    assert failures(report) == []
+
+
+def test_a_switchover_not_held_needs_only_fewer_503s_than_the_failover():
+    report = clean_report()
+    report["events"]["failover"]["push 503s"] = 242
+    report["events"]["switchover"].update({"push 503s": 124, "queries held by PgBouncer": False})
+
+    assert failures(report) == []
+
+
 def clean_report() -> dict:
     follower = {"versions seen": 10, "seen twice": 0, "out of order": 0, "final versions missed": 0}
     return {
@@ -104,8 +152,16 @@ def clean_report() -> dict:
         "webhooks": {"events not delivered": 0, "delivered for an event the leader does not hold": 0},
         "5xx answers": {"503": 40, "502": 1},
         "events": {
-            "failover": {"first push acknowledged after (s)": 11.2},
-            "switchover": {"first push acknowledged after (s)": 0.3},
+            "failover": {"first push acknowledged after (s)": 11.2, "push 503s": 4},
+            "switchover": {"first push acknowledged after (s)": 0.3, "push 503s": 0, "queries held by PgBouncer": True},
+        },
+        "replicas built": {"node2": "pgbackrest", "node3": "pgbackrest"},
+        "archive": {
+            "after the failover": {"leader": "node2", "ran on": ["node2"], "failed": {}},
+            "at the end": {
+                "check": {"leader": "node3", "ran on": ["node3"], "failed": {}},
+                "segments missing": [],
+            },
         },
     }
 
@@ -129,11 +185,56 @@ def test_a_clean_soak_has_no_failure():
          "failover: writes not back within 30 s (30.5)"),
         (lambda r: r["events"]["switchover"].update({"first push acknowledged after (s)": None}),
          "switchover: writes not back within 30 s (None)"),
+        (lambda r: r["events"]["switchover"].update({"push 503s": 4}),
+         "switchover: 4 push 503s, not fewer than the failover's 4"),
+        (lambda r: r["events"]["switchover"].update({"push 503s": 97}),
+         "switchover: 97 push 503s, not fewer than the failover's 4"),
+        (lambda r: r["events"]["switchover"].update({"push 503s": 1}),
+         "switchover: 1 push 503s while PgBouncer held the queries"),
+        (lambda r: r["replicas built"].update({"node3": "basebackup"}),
+         "node3: built by basebackup, not from the repository"),
+        (lambda r: r.update({"replicas built": {}}), "no replica was built from the repository"),
+        (lambda r: r["archive"]["after the failover"].update({"failed": {"node2": "ERROR: [082]: WAL segment ..."}}),
+         "pgbackrest check after the failover: ran on ['node2'], leader node2, "
+         "failed {'node2': 'ERROR: [082]: WAL segment ...'}"),
+        (lambda r: r["archive"]["at the end"]["check"].update({"ran on": ["node1", "node3"]}),
+         "pgbackrest check at the end: ran on ['node1', 'node3'], leader node3, failed {}"),
+        (lambda r: r["archive"]["at the end"]["check"].update({"ran on": []}),
+         "pgbackrest check at the end: ran on [], leader node3, failed {}"),
+        (lambda r: r["archive"]["at the end"].update({"segments missing": ["000000010000000000000003"]}),
+         "archive: 1 WAL segments missing (000000010000000000000003)"),
+        (lambda r: r["events"].update({"rejoin": {"node": "node1", "how": "rebuild", "built by": "basebackup"}}),
+         "node1: rebuilt by basebackup, not from the repository"),
     ],
-    ids=["lost push", "doubled", "missed", "phantom webhook", "500", "slow failover", "no write after switchover"],
+    ids=["lost push", "doubled", "missed", "phantom webhook", "500", "slow failover", "no write after switchover",
+         "switchover refused as many", "switchover refused more", "held switchover refused one",
+         "replica by basebackup", "no replica built", "check failed after the failover",
+         "check not on the leader alone", "check ran nowhere", "archive gap", "lost node rebuilt by basebackup"],
 )  # fmt: skip
 def test_each_kind_of_failure_is_reported(change, expected):
     report = clean_report()
     change(report)
 
     assert failures(report) == [expected]
+
+
+@pytest.mark.slow
+def test_a_soak_stopped_by_an_error_exits_instead_of_pushing_on():
+    # The leader never found: _soak raises while its pushers resend to a server that is not there.
+    program = f"""
+from deploy.failover_soak import _soak
+
+class NoLeader:
+    def wait_leader(self, **options):
+        raise TimeoutError("no leader")
+
+_soak("http://127.0.0.1:{free_port()}", {{"writer": {{}}, "reader": {{}}, "platform_writer": {{}},
+      "platform_reader": {{}}}}, 0.4, 0, NoLeader(), 1, rejoin="none", hold=True)
+"""
+    ended = subprocess.run(
+        [sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=30,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "integration_service.settings"},
+    )  # fmt: skip
+
+    assert ended.returncode == 1
+    assert ended.stderr.strip().endswith("TimeoutError: no leader")

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from deploy.pgbackrest import Stanza
+from deploy.pgbackrest import Stanza, missing_segments
 
 
 @pytest.fixture
@@ -71,3 +71,61 @@ def test_a_patroni_node_takes_the_same_settings_and_builds_replicas_from_the_rep
             "no_params": True,
         },
     }
+
+
+def archived(*names: str) -> list[str]:
+    """WAL file names as pgBackRest keeps them: the segment, its SHA-1, the compression."""
+    return [f"{name}-{'ab' * 20}.zst" for name in names]
+
+
+def test_a_whole_archive_on_one_timeline_misses_nothing():
+    files = archived("000000010000000000000002", "000000010000000000000003", "000000010000000000000004")
+
+    assert missing_segments(files, {}, start="000000010000000000000002") == []
+
+
+def test_a_segment_never_archived_before_the_newest_is_missing():
+    files = archived("000000010000000000000002", "000000010000000000000004")
+
+    assert missing_segments(files, {}, start="000000010000000000000002") == ["000000010000000000000003"]
+
+
+def test_the_count_runs_across_a_log_boundary():
+    files = archived("0000000100000000000000FE", "000000010000000100000000")
+
+    assert missing_segments(files, {}, start="0000000100000000000000FE") == ["0000000100000000000000FF"]
+
+
+def test_after_a_failover_the_old_timeline_is_needed_up_to_the_branch_and_the_new_one_from_there():
+    # Timeline 1 branched in its segment 4 (0/4275D08): timeline 1's 2 and 3, then timeline 2's 4 onwards. The
+    # old leader's copy of 4 is archived `.partial` by the promoted standby and is not needed.
+    files = [
+        *archived("000000010000000000000002", "000000010000000000000003"),
+        *archived("000000020000000000000004", "000000020000000000000005"),
+        "000000010000000000000004.partial-" + "cd" * 20 + ".zst",
+        "000000010000000000000002.00000028.backup",
+        "00000002.history",
+    ]
+    history = {2: "1\t0/4275D08\tno recovery target specified\n"}
+
+    assert missing_segments(files, history, start="000000010000000000000002") == []
+
+
+def test_a_segment_the_lost_leader_never_archived_is_a_gap_after_the_failover():
+    files = archived("000000010000000000000002", "000000020000000000000004", "000000020000000000000005")
+    history = {2: "1\t0/4275D08\tno recovery target specified\n"}
+
+    assert missing_segments(files, history, start="000000010000000000000002") == ["000000010000000000000003"]
+
+
+def test_two_leader_changes_follow_the_newest_timeline_s_history():
+    # Timeline 2 branched from 1 at a segment's start (0/5000000: timeline 1 up to 4), timeline 3 from 2 in 6.
+    files = archived("000000010000000000000004", "000000020000000000000005", "000000020000000000000006",
+                     "000000030000000000000007")  # fmt: skip
+    history = {3: "1\t0/5000000\tno recovery target specified\n\n2\t0/6A00000\tno recovery target specified\n"}
+
+    assert missing_segments(files, history, start="000000010000000000000004") == ["000000030000000000000006"]
+
+
+def test_an_archive_without_a_segment_misses_the_start():
+    assert missing_segments([], {}, start="000000010000000000000002") == ["000000010000000000000002"]
