@@ -158,7 +158,7 @@ def _price(name: str, args: list) -> int:
     is walked to price it; the types of `args` are not checked yet: a wrong type refuses the call, not the price).
     The characters of compared strings are paid after it (`_compared_characters`)."""
     first = args[0] if args else None
-    count = len(first) if isinstance(first, list | dict | str) else 0
+    count = len(first) if isinstance(first, list | dict) else 0  # a string's length is no count of elements
     if name in ("sum", "avg", "max", "min"):  # the elements' types checked in Python, then compared or added
         return count * ELEMENT_UNITS
     if name == "sort":

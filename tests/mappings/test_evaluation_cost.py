@@ -195,6 +195,16 @@ def test_a_type_error_on_a_big_list_says_its_size_without_writing_it_out():
     )
 
 
+@pytest.mark.parametrize("function", ["avg", "sum", "max", "min", "sort", "sort_by", "min_by", "max_by"])
+def test_a_function_given_a_string_for_its_array_fails_on_the_type_not_the_price(function):
+    source = f"{function}(a)" if function in ("avg", "sum", "max", "min", "sort") else f"{function}(a, &@)"
+    data = {"a": "x" * 5_000}
+
+    [issue] = normalize(data, [FieldRule("contractAmount", source, "decimal")]).issues
+
+    assert issue["reason"].startswith(f"the source expression failed: In function {function}(), invalid type")
+
+
 def test_a_megabyte_e_mail_is_refused_without_becoming_a_cache_key():
     converters._email_valid.cache_clear()
     tracemalloc.start()
