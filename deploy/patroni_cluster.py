@@ -415,12 +415,12 @@ def up(
     leads, its stanza is created and a full backup taken, the other nodes are built from that backup and stream;
     returns then. `leader_only`: returns once HAProxy routes to the leader and PgBouncer listens, the caller going
     on with `replicas_begin()` and `wait_streaming()` (work of its own meanwhile)."""
+    synchronous = synchronous or os.environ.get("HA_SYNCHRONOUS_MODE") or "on"
+    if synchronous not in SYNCHRONOUS_MODES:  # a wrong setting is named first, on any machine
+        raise ValueError(f"HA_SYNCHRONOUS_MODE is one of {', '.join(SYNCHRONOUS_MODES)}")
     bin_dir = binaries()
     if bin_dir is None or not pgbackrest.installed():
         raise RuntimeError("needs Debian's PostgreSQL binaries and pgbackrest")
-    synchronous = synchronous or os.environ.get("HA_SYNCHRONOUS_MODE") or "on"
-    if synchronous not in SYNCHRONOUS_MODES:
-        raise ValueError(f"HA_SYNCHRONOUS_MODE is one of {', '.join(SYNCHRONOUS_MODES)}")
     directory = Path(directory or tempfile.mkdtemp(prefix="patroni-")).resolve()
     directory.mkdir(parents=True, exist_ok=True)
     os.chmod(directory, 0o755)
