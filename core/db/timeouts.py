@@ -46,15 +46,14 @@ def database_timeouts_apply(kind: str) -> None:
     already is closed, to be opened again with them. Each new one is asked once which are in effect."""
     timeouts = settings.DATABASE_TIMEOUTS[kind]
     options = timeout_options(timeouts)
+    postgresql = [alias for alias in connections if connections.settings[alias]["ENGINE"] == "core.db.postgresql"]
     _expected.clear()
-    _expected.update({_PARAMETERS[name]: round(seconds * 1000) for name, seconds in timeouts.items()})
     _differing.clear()
-    connection_created.connect(_in_effect_check, dispatch_uid=__name__)
-    for alias in connections:
-        database = connections.settings[alias]
-        if database["ENGINE"] != "core.db.postgresql" or not options:
-            continue
-        database_options = database.setdefault("OPTIONS", {})
+    if postgresql:  # SQLite (`make run`) has none of these
+        _expected.update({_PARAMETERS[name]: round(seconds * 1000) for name, seconds in timeouts.items()})
+        connection_created.connect(_in_effect_check, dispatch_uid=__name__)
+    for alias in postgresql if options else ():
+        database_options = connections.settings[alias].setdefault("OPTIONS", {})
         database_options["options"] = f"{database_options.get('options', '')} {options}".strip()
         connections[alias].close()
 
@@ -91,7 +90,8 @@ def _described(milliseconds: dict[str, int]) -> str:
 def timeouts_readiness() -> dict | None:
     """/readyz's `details.databaseTimeouts`: `ok` when each database's last new connection had this process's
     timeouts in effect, `differing` (with what was in effect, in seconds, 0 for none) when one did not, `unknown`
-    when one could not be asked. None in a process that applied no kind (tests, management commands)."""
+    when one could not be asked. None in a process that applied no kind (tests, management commands) or has no
+    PostgreSQL database."""
     if not _expected:
         return None
     differing = {alias: found for alias, found in _differing.items() if found}

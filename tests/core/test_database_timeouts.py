@@ -59,6 +59,14 @@ def test_a_process_that_applied_no_kind_reports_nothing_on_readyz():
     assert timeouts_readiness() is None
 
 
+@pytest.mark.skipif(connection.vendor == "postgresql", reason="SQLite's `make run`")
+def test_a_web_server_on_sqlite_has_no_timeouts_to_report(applied):
+    applied("web")
+
+    assert timeouts_readiness() is None
+    assert "options" not in connections.settings["default"]["OPTIONS"]
+
+
 @pytest.mark.django_db
 def test_the_command_refuses_a_database_that_is_not_postgresql_or_a_role_that_does_not_exist():
     with pytest.raises(CommandError) as refused:
