@@ -112,6 +112,10 @@ def _setting_value(milliseconds: int) -> str:
 
 
 _SERVERS_OWN = "the server's own"
+_CHANGED = (
+    "New sessions of {role} take them. Behind PgBouncer its open server connections keep the old values until "
+    "replaced: RECONNECT the database on each PgBouncer's admin console (docs/deploy.md)."
+)
 
 
 def role_timeouts_set(*, role: str, kind: str = "web", using: str = DEFAULT_DB_ALIAS) -> list[str]:
@@ -146,4 +150,6 @@ def role_timeouts_set(*, role: str, kind: str = "web", using: str = DEFAULT_DB_A
             else:
                 cursor.execute(f"ALTER ROLE {quoted} SET {parameter} = '{value}'")
                 lines.append(f"{role}: {parameter} = {value} (was {before or _SERVERS_OWN})")
+    if not all(line.endswith("(unchanged)") for line in lines):
+        lines.append(_CHANGED.format(role=role))
     return lines

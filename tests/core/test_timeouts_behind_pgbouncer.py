@@ -30,6 +30,7 @@ from deploy.local_cluster import (
     server_directory,
     web_role_sql,
 )
+from deploy.switchover import Address, psql
 from tests.gunicorn import ROOT, gunicorn_serving, manage, serving_environment
 
 pytestmark = [
@@ -135,6 +136,8 @@ def test_the_command_sets_the_web_servers_timeouts_on_their_role_and_a_second_ru
         f"{WEB_ROLE}: statement_timeout = 30s (was the server's own)",
         f"{WEB_ROLE}: lock_timeout = 5s (was the server's own)",
         f"{WEB_ROLE}: idle_in_transaction_session_timeout = 30s (was the server's own)",
+        f"New sessions of {WEB_ROLE} take them. Behind PgBouncer its open server connections keep the old values "
+        "until replaced: RECONNECT the database on each PgBouncer's admin console (docs/deploy.md).",
     ]
     assert again.splitlines() == [
         f"{WEB_ROLE}: statement_timeout = 30s (unchanged)",
@@ -149,6 +152,8 @@ def test_the_command_sets_the_web_servers_timeouts_on_their_role_and_a_second_ru
 def test_a_push_to_a_locked_project_through_pgbouncer_answers_503_within_the_lock_timeout(service):
     primary, bouncer, operator, client_id = service
     role_timeouts(operator)  # as deploy/topology.py does before its web servers start
+    # PgBouncer's server connections opened before (the other tests') keep the values they began with.
+    psql(Address("127.0.0.1", bouncer), "RECONNECT service", database="pgbouncer", user="postgres", timeout=10)
 
     with web_server(bouncer, WEB_ROLE) as (host, port):
         base = f"http://{host}:{port}"
