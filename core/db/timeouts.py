@@ -135,7 +135,7 @@ def role_timeouts_set(*, role: str, kind: str = "web", using: str = DEFAULT_DB_A
             [role],
         )
         has = dict(setting.split("=", 1) for (setting,) in cursor.fetchall())
-        lines = []
+        lines, changed = [], False
         quoted = connection.ops.quote_name(role)
         for name, seconds in settings.DATABASE_TIMEOUTS[kind].items():
             parameter = _PARAMETERS[name]
@@ -144,12 +144,13 @@ def role_timeouts_set(*, role: str, kind: str = "web", using: str = DEFAULT_DB_A
             if value == before:
                 lines.append(f"{role}: {parameter} = {value or _SERVERS_OWN} (unchanged)")
                 continue
+            changed = True
             if value is None:
                 cursor.execute(f"ALTER ROLE {quoted} RESET {parameter}")
                 lines.append(f"{role}: {parameter} reset to {_SERVERS_OWN} (was {before})")
             else:
                 cursor.execute(f"ALTER ROLE {quoted} SET {parameter} = '{value}'")
                 lines.append(f"{role}: {parameter} = {value} (was {before or _SERVERS_OWN})")
-    if not all(line.endswith("(unchanged)") for line in lines):
+    if changed:
         lines.append(_CHANGED.format(role=role))
     return lines

@@ -106,9 +106,14 @@ def partner_headers(base: str, client_id: str) -> dict:
     return {"Authorization": f"Bearer {body['token']}", "ClientID": client_id}
 
 
-def role_timeouts(operator: dict) -> str:
+def role_timeouts(operator: dict, **env: str) -> str:
     return subprocess.run(
-        [sys.executable, *WEB_ROLE_COMMAND], cwd=ROOT, env=operator, check=True, capture_output=True, text=True
+        [sys.executable, *WEB_ROLE_COMMAND],
+        cwd=ROOT,
+        env={**operator, **env},
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
 
 
@@ -147,6 +152,24 @@ def test_the_command_sets_the_web_servers_timeouts_on_their_role_and_a_second_ru
     assert primary.sql(ROLE_SETTINGS) == (
         "{statement_timeout=30s,lock_timeout=5s,idle_in_transaction_session_timeout=30s}"
     )
+
+
+def test_the_command_follows_the_settings_a_zero_resetting_the_roles_own(service):
+    primary, _, operator, _ = service
+    role_timeouts(operator)
+
+    changed = role_timeouts(operator, DATABASE_STATEMENT_TIMEOUT_SECONDS="45", DATABASE_LOCK_TIMEOUT_SECONDS="0")
+
+    assert changed.splitlines()[:3] == [
+        f"{WEB_ROLE}: statement_timeout = 45s (was 30s)",
+        f"{WEB_ROLE}: lock_timeout reset to the server's own (was 5s)",
+        f"{WEB_ROLE}: idle_in_transaction_session_timeout = 30s (unchanged)",
+    ]
+    assert changed.splitlines()[3].startswith(f"New sessions of {WEB_ROLE} take them.")
+    assert sorted(primary.sql(ROLE_SETTINGS).strip("{}").split(",")) == [
+        "idle_in_transaction_session_timeout=30s",
+        "statement_timeout=45s",
+    ]
 
 
 def test_a_push_to_a_locked_project_through_pgbouncer_answers_503_within_the_lock_timeout(service):
