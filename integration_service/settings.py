@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "django_tasks",
     "worker",  # before django_tasks_db: its db_worker serves every queue by default
     "django_tasks_db",
+    "core",  # its management commands (database_role_timeouts); no models
     "partners",
     "projects",
     "mappings",
