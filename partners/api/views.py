@@ -177,11 +177,12 @@ class TokenView(APIView):
         auth=[],
     )
     def post(self, request: Request, environment: str) -> Response:
+        authorization = request.headers.get("Authorization", "")
         try:
             client = token_request_read(
                 media_type=(request.content_type or "").split(";", 1)[0].strip().lower(),
                 body=request.body,
-                authorization=request.headers.get("Authorization", ""),
+                authorization=authorization,
             )
             grant = credential_token_issue(
                 client_key=client.client_id,
@@ -190,7 +191,8 @@ class TokenView(APIView):
                 ip=request_client_ip(request),
             )
         except OAuthError as error:
-            return Response(error.body, status=error.status_code, headers={**error.headers, **NO_STORE})
+            headers = error.response_headers(basic=bool(authorization.strip()))
+            return Response(error.body, status=error.status_code, headers={**headers, **NO_STORE})
         body = {"access_token": grant.access_token, "token_type": "Bearer", "expires_in": grant.expires_in}
         return Response(body, headers=NO_STORE)
 
