@@ -1,5 +1,6 @@
 from http import HTTPStatus
 
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
@@ -20,7 +21,7 @@ from partners.api.serializers import (
     TokenResponseSerializer,
 )
 from partners.models import IntegrationCredential
-from partners.oauth import OAuthError, token_request_read
+from partners.oauth import OAuthError, authorization_server_metadata, token_request_read
 from partners.selectors import client_id_credential, client_id_credentials
 from partners.services import (
     LoginResult,
@@ -195,6 +196,21 @@ class TokenView(APIView):
             return Response(error.body, status=error.status_code, headers={**headers, **NO_STORE})
         body = {"access_token": grant.access_token, "token_type": "Bearer", "expires_in": grant.expires_in}
         return Response(body, headers=NO_STORE)
+
+
+class AuthorizationServerMetadataView(APIView):
+    """GET .well-known/oauth-authorization-server: RFC 8414 metadata of the root's token endpoint, for OAuth
+    clients' discovery. Served under the root and at RFC 8414 §3.1's address for an issuer with a path
+    (/.well-known/oauth-authorization-server/<root>); the issuer is the root's URL."""
+
+    authentication_classes = []
+    permission_classes = []
+    throttle_classes: list = []
+
+    @extend_schema(exclude=True)  # discovery for OAuth clients, not an operation of the API
+    def get(self, request: Request, environment: str) -> Response:
+        issuer = request.build_absolute_uri(reverse(f"{environment}:token")).removesuffix("/auth/token")
+        return Response(authorization_server_metadata(issuer=issuer))
 
 
 class PersonRequired(ServiceError):
