@@ -3,11 +3,13 @@ through the model fields (core/db/rows.py), not the ORM's compiler."""
 
 import functools
 import hashlib
+import hmac
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from django.db import connection
 from django.db.models import QuerySet
+from rest_framework_simplejwt.utils import get_md5_hash_password
 
 from core.db.rows import column_sql, instance_from_row, row_converted, table_sql
 from partners.models import ClientId, IntegrationCredential, Partner, TokenFamily, User
@@ -227,6 +229,10 @@ def partner_credentials(*, partner: Partner) -> QuerySet[IntegrationCredential]:
     return IntegrationCredential.objects.active().filter(partner=partner)
 
 
-def token_family_live(*, family_id: int) -> bool:
-    """Whether the login family `family_id` (partners/tokens.py) has not been revoked."""
-    return TokenFamily.objects.filter(pk=family_id, revoked_at__isnull=True).exists()
+def person_token_live(*, user: User, password_digest: str, family_id: int | None) -> bool:
+    """Whether a person's token issued under `password_digest` (simplejwt's claim; "" when not known) and of the
+    login family `family_id` (None: none) would still be accepted as to both: the password unchanged since, the
+    family not revoked. The user's own state (active, partner) is the caller's to check."""
+    if password_digest and not hmac.compare_digest(password_digest, get_md5_hash_password(user.password)):
+        return False
+    return family_id is None or TokenFamily.objects.filter(pk=family_id, revoked_at__isnull=True).exists()
