@@ -25,7 +25,7 @@ from partners.services import credential_create
 from partners.tokens import CredentialAccessToken
 from tests.conftest import PRODUCTION, SANDBOX, url
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]  # a live server
 
 
 @pytest.fixture(autouse=True)

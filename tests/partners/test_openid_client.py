@@ -20,6 +20,7 @@ TOOLS = ROOT / ".ci" / "oauth-client"
 NODE = shutil.which("node")
 
 pytestmark = [
+    pytest.mark.slow,  # a live server and a node process
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(NODE is None, reason="node is missing (CI has it: .ci/lint-openapi runs on it)"),
 ]
