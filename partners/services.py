@@ -253,11 +253,10 @@ class _SpendableRefreshToken(RefreshToken):
         pass
 
 
-TOKEN_REUSED = TokenRefused(
+TOKEN_REUSED = (
     "This refresh token was spent already (each works once), and a spent one used again may have been copied: "
     "every token of its login, the refresh token that replaced it and the access tokens included, is revoked now. "
-    "Log in again (POST auth/email/login).",
-    code="token_reused",
+    "Log in again (POST auth/email/login)."
 )
 
 
@@ -268,7 +267,7 @@ def user_token_refresh(*, refresh_token: str, environment: str) -> LoginResult:
     §4.14.2) revokes its family first: that is kept, the answer is 401 `token_reused`."""
     result = _refresh_token_spend(refresh_token=refresh_token, environment=environment)
     if result is None:
-        raise TOKEN_REUSED
+        raise TokenRefused(TOKEN_REUSED, code="token_reused")
     return result
 
 
@@ -331,8 +330,9 @@ def token_family_revoke(*, family: TokenFamily) -> None:
     """End every token of a login: its refresh token is refused, and its access tokens from the next request on
     (partners/authentication.py), as are the export links they asked for."""
     TokenFamily.objects.filter(pk=family.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
-    logger.warning("A spent refresh token of login %s (user %s) was used again: its tokens are revoked", family.pk,
-                   family.user_id)  # fmt: skip
+    logger.warning(
+        "A spent refresh token of login %s (user %s) was used again: its tokens are revoked", family.pk, family.user_id
+    )
 
 
 # --- integration credentials (the client-credentials grant) ------------------------------------------------------
