@@ -81,6 +81,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "core.middleware.HtmlContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "partners.oauth_errors.OAuthErrorMiddleware",  # outside the problems: the token routes answer OAuth's errors
     "core.middleware.ApiProblemMiddleware",
     "core.middleware.QueryStringNulMiddleware",
     "partners.throttling.RateLimitHeadersMiddleware",
