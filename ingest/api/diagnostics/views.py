@@ -16,7 +16,8 @@ from ingest.api.diagnostics.serializers import (
     PushPageSerializer,
     PushQuerySerializer,
 )
-from ingest.diagnostics.selectors import raw_push_get, raw_push_issues_with_origin, raw_pushes_page
+from ingest.diagnostics.selectors import raw_push_expired, raw_push_get, raw_push_issues_with_origin, raw_pushes_page
+from ingest.errors import RawPushExpired
 from projects.choices import MappingStatus
 
 _ISSUE_EXAMPLE = {"field": "systemSizeKw", "value": "lots", "reason": "not a number"}
@@ -105,13 +106,24 @@ class PushDetailView(APIView):
         description=(
             "One of your pushes in this environment: its outcome (mapping status, issues) and its `body`. Each issue "
             "says whether its refused value came from an earlier push (`fromEarlierPush`): every push is merged into "
-            "the project's source data, so a value an earlier push sent is refused again until a push replaces it."
+            "the project's source data, so a value an earlier push sent is refused again until a push replaces it. "
+            "Pushes are kept for a window (RAW_PUSH_RETENTION_DAYS, 30 days unless the service says otherwise): a "
+            "push older than that answers 410 `raw_push_expired`."
         ),
         parameters=[OpenApiParameter("push_id", int, OpenApiParameter.PATH, description="The push's id.")],
         responses={
             200: PushDetailSerializer,
             **problem_responses(
-                401, 403, 404, 429, 503, descriptions={404: "No such push for this partner in this environment."}
+                401,
+                403,
+                404,
+                410,
+                429,
+                503,
+                descriptions={
+                    404: "No such push for this partner in this environment.",
+                    410: "The push is older than the retention window and no longer kept (`raw_push_expired`).",
+                },
             ),
         },
         examples=[
@@ -129,6 +141,8 @@ class PushDetailView(APIView):
     def get(self, request: Request, environment: str, push_id: str) -> Response:
         push = raw_push_get(partner_id=request.client_id.partner_id, environment=environment, push_id=push_id)
         if push is None:
+            if raw_push_expired(push_id=push_id):
+                raise RawPushExpired(retention_days=settings.RAW_PUSH_RETENTION_DAYS)
             raise NotFound("No push with this id exists for your partner in this environment.")
         issues = raw_push_issues_with_origin(push=push)
         return Response(PushDetailSerializer(push, context={"issues": issues}).data)
