@@ -55,7 +55,7 @@ def raw_pushes_prune(
         if not cursor.fetchone()[0]:
             return PruneResult(skipped=True)
     try:
-        result = PruneResult(created=_partitions_create(now=now, ahead_days=ahead_days))
+        result = PruneResult(created=_partitions_create(now=now, cutoff=cutoff, ahead_days=ahead_days))
         result.dropped = _partitions_drop(cutoff=cutoff)
         result.deleted = _delete_batches(cutoff=cutoff, table=partitions.DEFAULT_PARTITION)
         return result
@@ -68,12 +68,13 @@ def _short_locks(cursor) -> None:
     cursor.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
 
 
-def _partitions_create(*, now: datetime, ahead_days: int) -> list[str]:
-    """The day partitions from the end of the newest one through `ahead_days` after today, oldest first."""
+def _partitions_create(*, now: datetime, cutoff: datetime, ahead_days: int) -> list[str]:
+    """The day partitions from the end of the newest one through `ahead_days` after today, oldest first. None for a
+    day wholly older than the window (after a long stop): its pushes wait in the default partition to be deleted."""
     created = []
     with transaction.atomic(), connection.cursor() as cursor:
         newest = max(part.upper for part in partitions.partitions(cursor) if not part.is_default)
-    day, last = newest.date(), now.date() + timedelta(days=ahead_days)
+    day, last = max(newest.date(), cutoff.date()), now.date() + timedelta(days=ahead_days)
     while day <= last:
         with transaction.atomic(), connection.cursor() as cursor:
             _short_locks(cursor)
