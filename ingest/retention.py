@@ -6,7 +6,8 @@ reprocessing normalizes again, mappings/reprocessing.py), its current mapping st
 bodies go; a push detail asked for after its push went answers 410 (`raw_pushes_pruned_through`).
 
 Run by the worker every RAW_PUSH_MAINTENANCE_SECONDS (`maintenance_loop_start`) and by `manage.py prune_raw_pushes`:
-idempotent, and one at a time across workers (a PostgreSQL advisory lock; others skip that round).
+idempotent, and one at a time across workers (a PostgreSQL advisory lock each step takes for its transaction; a
+worker that finds it taken skips that round).
 """
 
 import logging
@@ -50,21 +51,26 @@ def raw_pushes_prune(
     cutoff = now - timedelta(days=retention_days)
     if connection.vendor != "postgresql":
         return PruneResult(deleted=_delete_batches(cutoff=cutoff))
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s)", [ADVISORY_LOCK])
-        if not cursor.fetchone()[0]:
-            return PruneResult(skipped=True)
+    result = PruneResult()
     try:
-        result = PruneResult(created=_partitions_create(now=now, cutoff=cutoff, ahead_days=ahead_days))
+        result.created = _partitions_create(now=now, cutoff=cutoff, ahead_days=ahead_days)
         result.dropped = _partitions_drop(cutoff=cutoff)
         result.deleted = _delete_batches(cutoff=cutoff, table=partitions.DEFAULT_PARTITION)
-        return result
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s)", [ADVISORY_LOCK])
+    except _Busy:
+        result.skipped = True
+    return result
 
 
-def _short_locks(cursor) -> None:
+class _Busy(Exception):
+    """Another process holds the maintenance's lock: it does this round."""
+
+
+def _step(cursor) -> None:
+    """Begin a step of the maintenance in the transaction of `cursor`: its lock, to the transaction's end (safe through
+    PgBouncer's transaction pooling, unlike a session's lock), and short waits for the table's locks."""
+    cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [ADVISORY_LOCK])
+    if not cursor.fetchone()[0]:
+        raise _Busy()
     cursor.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
 
 
@@ -73,29 +79,30 @@ def _partitions_create(*, now: datetime, cutoff: datetime, ahead_days: int) -> l
     day wholly older than the window (after a long stop): its pushes wait in the default partition to be deleted."""
     created = []
     with transaction.atomic(), connection.cursor() as cursor:
+        _step(cursor)
         newest = max(part.upper for part in partitions.partitions(cursor) if not part.is_default)
-    day, last = max(newest.date(), cutoff.date()), now.date() + timedelta(days=ahead_days)
-    while day <= last:
-        with transaction.atomic(), connection.cursor() as cursor:
-            _short_locks(cursor)
+        day, last = max(newest.date(), cutoff.date()), now.date() + timedelta(days=ahead_days)
+        while day <= last:
             partitions.day_partition_create(cursor, day=day)
-        created.append(partitions.day_partition_name(day))
-        day += timedelta(days=1)
+            created.append(partitions.day_partition_name(day))
+            day += timedelta(days=1)
     return created
 
 
 def _partitions_drop(*, cutoff: datetime) -> list[str]:
-    """Drop the partitions whose every push is older than `cutoff`, each in its own short transaction."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        old = [part for part in partitions.partitions(cursor) if part.upper is not None and part.upper <= cutoff]
+    """Drop the partitions whose every push is older than `cutoff`, oldest first, each in its own short transaction."""
     dropped = []
-    for part in old:
+    while True:
         with transaction.atomic(), connection.cursor() as cursor:
-            _short_locks(cursor)
-            max_id, rows = partitions.partition_drop(cursor, name=part.name)
-            RawPushPrune.objects.create(partition=part.name, received_before=part.upper, max_push_id=max_id, rows=rows)
-        dropped.append(part.name)
-    return dropped
+            _step(cursor)
+            old = [part for part in partitions.partitions(cursor) if part.upper is not None and part.upper <= cutoff]
+            if not old:
+                return dropped
+            max_id, rows = partitions.partition_drop(cursor, name=old[0].name)
+            RawPushPrune.objects.create(
+                partition=old[0].name, received_before=old[0].upper, max_push_id=max_id, rows=rows
+            )
+        dropped.append(old[0].name)
 
 
 def _delete_batches(*, cutoff: datetime, table: str | None = None) -> int:
@@ -110,6 +117,7 @@ def _delete_batches(*, cutoff: datetime, table: str | None = None) -> int:
                 count = RawPush.objects.filter(id__in=ids).delete()[0] if ids else 0
             else:
                 with connection.cursor() as cursor:
+                    _step(cursor)
                     cursor.execute(
                         f"DELETE FROM {table} WHERE ctid IN "
                         f"(SELECT ctid FROM {table} WHERE received_at < %s LIMIT {DELETE_BATCH}) RETURNING id",
