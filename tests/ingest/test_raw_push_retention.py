@@ -121,3 +121,16 @@ def test_the_command_prunes_and_says_what_it_did(sandbox_client, partner):
     assert RawPush.objects.count() == 1
     with pytest.raises(CommandError, match="--days must be at least 1"):
         call_command("prune_raw_pushes", "--days", "0")
+
+
+def test_operators_see_what_pruning_removed(admin_client, sandbox_client, partner):
+    push(sandbox_client, "HS-1", {"name": "Lee"})
+    raw_pushes_prune(now=timezone.now() + timedelta(days=31))
+    record = RawPushPrune.objects.first()
+
+    listing = admin_client.get("/admin/ingest/rawpushprune/")
+    page = admin_client.get(f"/admin/ingest/rawpushprune/{record.pk}/change/")
+
+    assert listing.status_code == page.status_code == HTTPStatus.OK
+    assert str(record.max_push_id) in page.content.decode()
+    assert admin_client.get("/admin/ingest/rawpushprune/add/").status_code == HTTPStatus.FORBIDDEN

@@ -46,7 +46,8 @@ def test_a_marker_pushed_every_way_reaches_neither_the_request_log_nor_the_metri
         post(
             sandbox_client,
             "push-batch",
-            f'{{"records": [{{"id": "B-1", "data": {data}}}, {{"data": {data}}}, {{"id": "B-3", "data": "{MARKER}"}}]}}',
+            f'{{"records": [{{"id": "B-1", "data": {data}}}, {{"data": {data}}}, '
+            f'{{"id": "B-3", "data": "{MARKER}"}}]}}',
         ).status_code,
         post(sandbox_client, "push", f'{{"id": "P-2", "data": {{"name": "{MARKER}"').status_code,  # cut short
         post(sandbox_client, "push", f'{{"id": "P-3", "data": "{MARKER}"}}').status_code,  # data not an object
