@@ -8,7 +8,8 @@ ahead of today, so that the service's own maintenance, ingest/retention.py, crea
 puts the table back as the migrations leave it at the end (`migrate ingest 0013`, then `migrate ingest`).
 
 1. **A month pruned.** `--days` days (60) of `--rows-per-day` pushes (5,000, bodies of about 700 bytes) go into the
-   partitioned table and, the same rows, into a plain copy with the same indexes (`bench_rawpush_plain`). The
+   partitioned table and, the same rows, into a plain copy with the same indexes (`bench_rawpush_plain`). First, a
+   push looked up by its id alone in each (the push detail's query, every partition's key probed). Then the
    oldest 30 days go: from the partitioned table by `raw_pushes_prune` (DROP TABLE of each day's partition), from
    the plain one by one `DELETE ... WHERE received_at < cutoff`. For each: the time, the WAL it wrote (the DELETE's
    own by `EXPLAIN (ANALYZE, WAL)`, the drops' by pg_current_wal_lsn before and after: the cluster is shared, so
@@ -115,6 +116,26 @@ def plain_create() -> None:
     sql(f"CREATE TABLE {PLAIN} (LIKE ingest_rawpush INCLUDING DEFAULTS INCLUDING INDEXES)")
 
 
+def lookups_by_id(count: int = 500) -> None:
+    """A push found by its id alone (the push detail's query) in the partitioned table, every day's partition probed
+    by its (id, received_at) key, beside the plain copy's one (id, received_at) index."""
+    ids = [row[0] for row in sql("SELECT id FROM ingest_rawpush ORDER BY random() LIMIT %s", [count])]
+    count_partitions = sql("SELECT count(*) FROM pg_inherits WHERE inhparent = 'ingest_rawpush'::regclass")[0][0]
+    print(f"A push by its id, {len(ids)} random ids (the detail's query: id, partner, environment):\n")
+    print("| table | p50 | p95 | found |")
+    print("|---|---|---|---|")
+    for label, table in ((f"partitioned ({count_partitions} partitions)", "ingest_rawpush"), ("plain", PLAIN)):
+        timings, found = [], 0
+        for push_id in ids:
+            started = time.perf_counter()
+            found += len(sql(f"SELECT id, body FROM {table} WHERE id = %s AND environment = 'production'", [push_id]))
+            timings.append((time.perf_counter() - started) * 1000)
+        timings.sort()
+        p50, p95 = timings[len(timings) // 2], timings[int(len(timings) * 0.95)]
+        print(f"| {label} | {p50:.2f} ms | {p95:.2f} ms | {found} of {len(ids)} |")
+    print()
+
+
 def month_pruned(*, days: int, rows_per_day: int) -> None:
     print(f"\n## 1. A month pruned: {days} days of {rows_per_day:,} pushes, the oldest {days - RETENTION_DAYS} go")
     partner, _ = projects_create(200)
@@ -125,6 +146,7 @@ def month_pruned(*, days: int, rows_per_day: int) -> None:
     sql(f"INSERT INTO {PLAIN} SELECT * FROM ingest_rawpush")
     sql("VACUUM ANALYZE ingest_rawpush")
     sql(f"VACUUM ANALYZE {PLAIN}")
+    lookups_by_id()
     later = timezone.now() + timedelta(days=days + 1)
     cutoff = later - timedelta(days=RETENTION_DAYS)
     removed = sql(f"SELECT count(*) FROM {PLAIN} WHERE received_at < %s", [cutoff])[0][0]

@@ -68,3 +68,29 @@ def test_the_table_with_rows_is_partitioned_and_back_keeping_every_row(sandbox_c
     finally:
         migrate(latest())
     assert partitioned() is (connection.vendor == "postgresql")
+
+
+@pytest.mark.postgres
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="partitions are PostgreSQL's")
+def test_a_key_built_beforehand_is_the_one_the_legacy_partition_keeps(sandbox_client):
+    try:
+        migrate(BEFORE)
+        push(sandbox_client, "HS-1")
+        with connection.cursor() as cursor:
+            # What docs/deploy.md has operators run, concurrently, before the migration of a large table.
+            cursor.execute(f"CREATE UNIQUE INDEX ingest_rawpush_legacy_pkey ON {TABLE} (id, received_at)")
+            cursor.execute("SELECT 'ingest_rawpush_legacy_pkey'::regclass::oid")
+            built = cursor.fetchone()[0]
+
+        migrate(latest())
+
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT inhrelid, inhparent::regclass::text FROM pg_inherits "
+                "WHERE inhrelid = 'ingest_rawpush_legacy_pkey'::regclass"
+            )
+            assert cursor.fetchall() == [(built, "ingest_rawpush_pkey")]
+            cursor.execute("SELECT count(*) FROM pg_indexes WHERE tablename = 'ingest_rawpush_legacy'")
+            assert cursor.fetchone()[0] == 5  # the key and the model's four indexes, none twice
+    finally:
+        migrate(latest())
