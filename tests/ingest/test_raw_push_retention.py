@@ -134,3 +134,17 @@ def test_operators_see_what_pruning_removed(admin_client, sandbox_client, partne
     assert listing.status_code == page.status_code == HTTPStatus.OK
     assert str(record.max_push_id) in page.content.decode()
     assert admin_client.get("/admin/ingest/rawpushprune/add/").status_code == HTTPStatus.FORBIDDEN
+
+
+def test_a_projects_raw_pushes_are_deleted_by_its_id_across_every_partition(sandbox_client, partner):
+    """What the erasure of a project does to its raw pushes (issue #36 item 1): one filter, whatever day they came."""
+    project = push(sandbox_client, "HS-1", {"name": "Lee"})
+    push(sandbox_client, "HS-1", {"name": "Lee Ann"})
+    other = push(sandbox_client, "HS-2", {"name": "Kim"})
+    first = RawPush.objects.filter(external_id="HS-1").earliest("id")
+    RawPush.objects.filter(pk=first.pk).update(received_at=timezone.now() + timedelta(days=3))  # another partition
+
+    deleted, _ = RawPush.objects.filter(project_id=project["id"]).delete()
+
+    assert deleted == 2
+    assert [str(pk) for pk in RawPush.objects.values_list("project_id", flat=True)] == [other["id"]]
