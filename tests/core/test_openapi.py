@@ -125,7 +125,7 @@ def test_the_webhook_callback_says_it_takes_no_scheme_of_the_document(schemas, e
         ("/integration/projects/{project_id}", "get", {"200", "304", "401", "403", "404", "410", "429", "503"}),
         ("/externals/projects/{external_id}", "delete", {"200", "401", "403", "404", "429", "503"}),
         ("/integration/pushes", "get", {"200", "400", "401", "403", "429", "503"}),
-        ("/integration/pushes/{push_id}", "get", {"200", "401", "403", "404", "429", "503"}),
+        ("/integration/pushes/{push_id}", "get", {"200", "401", "403", "404", "410", "429", "503"}),
         ("/integration/mapping", "get", {"200", "400", "401", "403", "404", "429", "503"}),
         ("/integration/exports", "post", {"202", "400", "401", "403", "413", "415", "429", "503"}),
         ("/integration/exports/{export_id}", "get", {"200", "401", "403", "404", "429", "503"}),
