@@ -1,13 +1,15 @@
 from django.conf import settings
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api.openapi import problem_responses
+from core.api.openapi import ProblemSerializer, problem_responses
 from core.api.parameters import unknown_parameter_errors
 from core.db.replicas.routing import replica_reads
+from core.problems import PROBLEM_CONTENT_TYPE
 from ingest.api.diagnostics.cursors import push_cursor
 from ingest.api.diagnostics.serializers import (
     QUERY_PARAMETERS,
@@ -95,6 +97,18 @@ def _selection(query: PushQuerySerializer) -> dict:
     }
 
 
+class ExpiredPushProblemSerializer(ProblemSerializer):
+    retentionDays = serializers.IntegerField(help_text="How many days pushes are kept.")
+
+
+EXPIRED_RESPONSE = {
+    (410, PROBLEM_CONTENT_TYPE): OpenApiResponse(
+        ExpiredPushProblemSerializer,
+        description="The push is older than the retention window and no longer kept (`raw_push_expired`).",
+    )
+}
+
+
 class PushDetailView(APIView):
     """GET integration/pushes/{id}: one of the partner's raw pushes, with its body exactly as received."""
 
@@ -114,17 +128,9 @@ class PushDetailView(APIView):
         responses={
             200: PushDetailSerializer,
             **problem_responses(
-                401,
-                403,
-                404,
-                410,
-                429,
-                503,
-                descriptions={
-                    404: "No such push for this partner in this environment.",
-                    410: "The push is older than the retention window and no longer kept (`raw_push_expired`).",
-                },
+                401, 403, 404, 429, 503, descriptions={404: "No such push for this partner in this environment."}
             ),
+            **EXPIRED_RESPONSE,
         },
         examples=[
             OpenApiExample(
