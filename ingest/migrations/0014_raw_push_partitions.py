@@ -61,6 +61,8 @@ def partition(apps, schema_editor) -> None:
         # The old table becomes the legacy partition: its key and index names free for the new table's.
         cursor.execute(f"ALTER TABLE {TABLE} RENAME TO {LEGACY}")
         cursor.execute(f"ALTER TABLE {LEGACY} ALTER COLUMN id DROP IDENTITY IF EXISTS")
+        cursor.execute(f"ALTER TABLE {LEGACY} ALTER COLUMN id DROP DEFAULT")  # a serial's, where it was one
+        cursor.execute(f"DROP SEQUENCE IF EXISTS {TABLE}_id_seq")
         cursor.execute(f"ALTER TABLE {LEGACY} DROP CONSTRAINT {TABLE}_pkey")
         cursor.execute(f"SELECT to_regclass('{LEGACY}_pkey') IS NOT NULL")
         if cursor.fetchone()[0]:  # built beforehand, concurrently (docs/deploy.md): the key the attach will use
