@@ -13,7 +13,7 @@ from django.utils.html import format_html
 
 from core.admin import ExternalIdSearchMixin, ReadOnlyAdminMixin
 from ingest.delete_services import project_restore
-from ingest.models import RawPush
+from ingest.models import RawPush, RawPushPrune
 from projects.admin import ProjectAdmin, excerpt
 from projects.models import Project
 
@@ -46,6 +46,14 @@ class RawPushAdmin(ExternalIdSearchMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
     def get_queryset(self, request: HttpRequest) -> QuerySet[RawPush]:
         # A list page would read every push's body (up to a MiB each) without showing it; the change page reads it.
         return super().get_queryset(request).defer("body", "data")
+
+
+@admin.register(RawPushPrune)
+class RawPushPruneAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """What the raw pushes' window removed, and when (ingest/retention.py): the worker's hourly work, made visible."""
+
+    list_display = ("pruned_at", "partition", "received_before", "max_push_id", "rows")
+    fields = readonly_fields = list_display
 
 
 class LatestPushesFormSet(BaseInlineFormSet):

@@ -9,7 +9,11 @@ from projects.models import Project
 
 
 class RawPush(models.Model):
-    """One accepted push, kept verbatim and forever: what the partner's CRM sent, who sent it, and when."""
+    """One accepted push, kept verbatim for RAW_PUSH_RETENTION_DAYS: what the partner's CRM sent, who sent it, when.
+
+    On PostgreSQL the table is partitioned by day on `received_at` (ingest/partitions.py), its primary key in the
+    database (id, received_at); ids still come from one sequence and stay unique, so the ORM keeps `id` as the key.
+    Partitions wholly older than the window are dropped (ingest/retention.py)."""
 
     # No index of its own: the (partner, environment, received_at) index leads with it.
     partner = models.ForeignKey(Partner, on_delete=models.PROTECT, related_name="raw_pushes", db_index=False)
@@ -52,3 +56,20 @@ class RawPush(models.Model):
 
     def __str__(self) -> str:
         return f"push {self.external_id} at {self.received_at:%Y-%m-%d %H:%M:%S}"
+
+
+class RawPushPrune(models.Model):
+    """One piece of the raw pushes pruned: a dropped partition (PostgreSQL) or a batch deleted. Ids only: the highest
+    push id it removed tells a push detail asked for later that the push expired (410) rather than never existed."""
+
+    pruned_at = models.DateTimeField(default=timezone.now)
+    partition = models.CharField(max_length=63, blank=True, help_text="The partition dropped; blank: rows deleted.")
+    received_before = models.DateTimeField(help_text="Every push it removed was received before this.")
+    max_push_id = models.BigIntegerField(null=True, help_text="The highest id it removed; null: it held none.")
+    rows = models.BigIntegerField(help_text="Rows removed (a dropped partition's: PostgreSQL's estimate).")
+
+    class Meta:
+        ordering = ["-pruned_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"raw pushes before {self.received_before:%Y-%m-%d %H:%M} pruned {self.pruned_at:%Y-%m-%d %H:%M}"

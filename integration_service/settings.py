@@ -234,7 +234,10 @@ TASKS = {
     }
 }
 # Loops a `db_worker` runs beside its tasks when it serves their queue (by name: worker/ sits below the apps it runs).
-WORKER_QUEUE_LOOPS = {"webhooks": "webhooks.delivery.engine.engine_start"}
+WORKER_QUEUE_LOOPS = {
+    "webhooks": "webhooks.delivery.engine.engine_start",
+    "default": "ingest.retention.maintenance_loop_start",  # raw pushes' partitions ahead, and the window's pruning
+}
 # A worker holds the tasks it runs by a lease it renews every WORKER_LEASE_SECONDS / 3
 # (worker/leases.py); a task whose worker's lease has run out (the worker died) is queued again by any live worker.
 WORKER_LEASE_SECONDS = float(os.environ.get("WORKER_LEASE_SECONDS") or 15)
@@ -454,6 +457,12 @@ READINESS_DETAILS = {
 WEBHOOK_DRAIN_REQUEST_STALE_SECONDS = float(os.environ.get("WEBHOOK_DRAIN_REQUEST_STALE_SECONDS") or 300)
 # Events are kept (and replayable through GET integration/events) this many days; prune_webhook_events deletes older.
 WEBHOOK_EVENT_RETENTION_DAYS = env_int("WEBHOOK_EVENT_RETENTION_DAYS", 30)
+# Raw pushes (bodies verbatim) are kept this many days (CONTRACT §22; docs/decisions.md says why 30): whole days older
+# are dropped as partitions on PostgreSQL by the worker every RAW_PUSH_MAINTENANCE_SECONDS (and prune_raw_pushes),
+# which also creates the partitions of the next RAW_PUSH_PARTITIONS_AHEAD_DAYS days.
+RAW_PUSH_RETENTION_DAYS = env_int("RAW_PUSH_RETENTION_DAYS", 30)
+RAW_PUSH_PARTITIONS_AHEAD_DAYS = env_int("RAW_PUSH_PARTITIONS_AHEAD_DAYS", 7)
+RAW_PUSH_MAINTENANCE_SECONDS = float(os.environ.get("RAW_PUSH_MAINTENANCE_SECONDS") or 3600)
 # A page of GET integration/events ends early once its bodies pass this many bytes (events carry whole projects).
 WEBHOOK_EVENT_PAGE_MAX_BYTES = env_int("WEBHOOK_EVENT_PAGE_MAX_BYTES", 8 * 1024 * 1024)
 

@@ -1,6 +1,7 @@
 """The partner console's pages. Each view reads or writes only the logged-in user's partner's objects; an id of
 another partner's (or of the other environment's) answers 404."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login, logout
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
@@ -14,7 +15,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from core.client_ip import request_client_ip
 from ingest.api.diagnostics.cursors import push_cursor
-from ingest.diagnostics.selectors import raw_push_get, raw_push_issues_with_origin, raw_pushes_page
+from ingest.diagnostics.selectors import raw_push_expired, raw_push_get, raw_push_issues_with_origin, raw_pushes_page
 from mappings.selectors import mapping_in_force
 from partners.choices import Environment
 from partners.services import TooManyCredentials, credential_create, credential_revoke
@@ -201,6 +202,9 @@ def pushes(request: HttpRequest, environment: str) -> HttpResponse:
 def push_detail(request: HttpRequest, environment: str, push_id: str) -> HttpResponse:
     environment = _environment(environment)
     push = raw_push_get(partner_id=request.user.partner_id, environment=environment, push_id=push_id)
+    if push is None and raw_push_expired(push_id=push_id):
+        context = {"environment": environment, "push_id": push_id, "retention_days": settings.RAW_PUSH_RETENTION_DAYS}
+        return _page(request, "portal/push_expired.html", context, status=410)
     if push is None:
         raise Http404("No such push.")
     issues = raw_push_issues_with_origin(push=push)

@@ -6,6 +6,7 @@ from datetime import datetime
 from django.db.models import Q, QuerySet
 
 from ingest.models import RawPush
+from ingest.retention import raw_pushes_pruned_through
 from mappings.issue_origins import issues_from_earlier_pushes
 from mappings.selectors import mapping_rules_for_partner
 
@@ -69,6 +70,15 @@ def raw_push_get(*, partner_id: int, environment: str, push_id: str) -> RawPush 
     if not (push_id.isascii() and push_id.isdigit()) or len(push_id) > 19 or int(push_id) > 2**63 - 1:
         return None
     return RawPush.objects.filter(partner_id=partner_id, environment=environment, pk=int(push_id)).first()
+
+
+def raw_push_expired(*, push_id: str) -> bool:
+    """Whether a push id not found names one at or below the highest id pruning removed: its push, if it was one,
+    is no longer kept. The same answer for every partner, so it tells nothing of another's pushes."""
+    if not (push_id.isascii() and push_id.isdigit()) or len(push_id) > 19:
+        return False
+    pruned_through = raw_pushes_pruned_through()
+    return pruned_through is not None and int(push_id) <= pruned_through
 
 
 def raw_push_issues_with_origin(*, push: RawPush) -> list[dict] | None:

@@ -125,7 +125,7 @@ def test_the_webhook_callback_says_it_takes_no_scheme_of_the_document(schemas, e
         ("/integration/projects/{project_id}", "get", {"200", "304", "401", "403", "404", "410", "429", "503"}),
         ("/externals/projects/{external_id}", "delete", {"200", "401", "403", "404", "429", "503"}),
         ("/integration/pushes", "get", {"200", "400", "401", "403", "429", "503"}),
-        ("/integration/pushes/{push_id}", "get", {"200", "401", "403", "404", "429", "503"}),
+        ("/integration/pushes/{push_id}", "get", {"200", "401", "403", "404", "410", "429", "503"}),
         ("/integration/mapping", "get", {"200", "400", "401", "403", "404", "429", "503"}),
         ("/integration/exports", "post", {"202", "400", "401", "403", "413", "415", "429", "503"}),
         ("/integration/exports/{export_id}", "get", {"200", "401", "403", "404", "429", "503"}),
@@ -140,8 +140,10 @@ def test_every_error_is_documented_as_problem_json(schemas, environment, path, m
     for status, response in responses.items():
         if status[0] in "45":
             assert list(response["content"]) == ["application/problem+json"]
-            # A deleted project's 410 also says when (deletedDate); an expired download link's is a plain problem.
-            problem = "GoneProblem" if status == "410" and "exports" not in path else "Problem"
+            # A deleted project's 410 also says when (deletedDate); an expired push's, the window (retentionDays); an
+            # expired download link's is a plain problem.
+            gone = "ExpiredPushProblem" if "pushes" in path else "GoneProblem"
+            problem = gone if status == "410" and "exports" not in path else "Problem"
             assert response["content"]["application/problem+json"]["schema"] == {
                 "$ref": f"#/components/schemas/{problem}"
             }

@@ -96,6 +96,25 @@ def test_pushes_show_each_push_issues_with_the_refused_value_and_reason(portal, 
     assert "HS-1" in partial_only and "HS-2" not in partial_only
 
 
+def test_a_push_older_than_the_window_says_it_is_no_longer_kept(portal, partner, sandbox_client):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from ingest.retention import raw_pushes_prune
+
+    sandbox_client.post(url(SANDBOX, "push"), '{"id": "HS-1", "data": {}}', content_type="application/json")
+    push = RawPush.objects.get()
+    raw_pushes_prune(now=timezone.now() + timedelta(days=31))
+
+    response = portal.get(f"/portal/sandbox/pushes/{push.pk}/")
+
+    assert response.status_code == HTTPStatus.GONE
+    assert f"Push {push.pk} is no longer kept" in response.content.decode()
+    assert "Pushes are kept 30 days" in response.content.decode()
+    assert portal.get(f"/portal/sandbox/pushes/{push.pk + 1000}/").status_code == HTTPStatus.NOT_FOUND
+
+
 def test_the_push_page_shows_the_body_as_received_and_the_issues(portal, partner, sandbox_client):
     mapping_document_import(partner=partner, document=DOCUMENT)
     text = '{"id": "HS-1", "data": {"title": "<b>Lee</b>", "size_w": "lots"}}'

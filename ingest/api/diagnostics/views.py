@@ -1,13 +1,15 @@
 from django.conf import settings
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from core.api.openapi import problem_responses
+from core.api.openapi import ProblemSerializer, problem_responses
 from core.api.parameters import unknown_parameter_errors
 from core.db.replicas.routing import replica_reads
+from core.problems import PROBLEM_CONTENT_TYPE
 from ingest.api.diagnostics.cursors import push_cursor
 from ingest.api.diagnostics.serializers import (
     QUERY_PARAMETERS,
@@ -16,7 +18,8 @@ from ingest.api.diagnostics.serializers import (
     PushPageSerializer,
     PushQuerySerializer,
 )
-from ingest.diagnostics.selectors import raw_push_get, raw_push_issues_with_origin, raw_pushes_page
+from ingest.diagnostics.selectors import raw_push_expired, raw_push_get, raw_push_issues_with_origin, raw_pushes_page
+from ingest.errors import RawPushExpired
 from projects.choices import MappingStatus
 
 _ISSUE_EXAMPLE = {"field": "systemSizeKw", "value": "lots", "reason": "not a number"}
@@ -94,6 +97,18 @@ def _selection(query: PushQuerySerializer) -> dict:
     }
 
 
+class ExpiredPushProblemSerializer(ProblemSerializer):
+    retentionDays = serializers.IntegerField(help_text="How many days pushes are kept.")
+
+
+EXPIRED_RESPONSE = {
+    (410, PROBLEM_CONTENT_TYPE): OpenApiResponse(
+        ExpiredPushProblemSerializer,
+        description="The push is older than the retention window and no longer kept (`raw_push_expired`).",
+    )
+}
+
+
 class PushDetailView(APIView):
     """GET integration/pushes/{id}: one of the partner's raw pushes, with its body exactly as received."""
 
@@ -105,7 +120,9 @@ class PushDetailView(APIView):
         description=(
             "One of your pushes in this environment: its outcome (mapping status, issues) and its `body`. Each issue "
             "says whether its refused value came from an earlier push (`fromEarlierPush`): every push is merged into "
-            "the project's source data, so a value an earlier push sent is refused again until a push replaces it."
+            "the project's source data, so a value an earlier push sent is refused again until a push replaces it. "
+            "Pushes are kept for a window (RAW_PUSH_RETENTION_DAYS, 30 days unless the service says otherwise): a "
+            "push older than that answers 410 `raw_push_expired`."
         ),
         parameters=[OpenApiParameter("push_id", int, OpenApiParameter.PATH, description="The push's id.")],
         responses={
@@ -113,6 +130,7 @@ class PushDetailView(APIView):
             **problem_responses(
                 401, 403, 404, 429, 503, descriptions={404: "No such push for this partner in this environment."}
             ),
+            **EXPIRED_RESPONSE,
         },
         examples=[
             OpenApiExample(
@@ -129,6 +147,8 @@ class PushDetailView(APIView):
     def get(self, request: Request, environment: str, push_id: str) -> Response:
         push = raw_push_get(partner_id=request.client_id.partner_id, environment=environment, push_id=push_id)
         if push is None:
+            if raw_push_expired(push_id=push_id):
+                raise RawPushExpired(retention_days=settings.RAW_PUSH_RETENTION_DAYS)
             raise NotFound("No push with this id exists for your partner in this environment.")
         issues = raw_push_issues_with_origin(push=push)
         return Response(PushDetailSerializer(push, context={"issues": issues}).data)
