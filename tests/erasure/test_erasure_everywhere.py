@@ -52,7 +52,7 @@ def tables_holding(text: str) -> set[str]:
     return found
 
 
-class ANY_BODY_OF:  # noqa: N801 - a matcher, read as a value
+class ANY_BODY_OF:
     """Equal to an event body about the project of this CRM id."""
 
     def __init__(self, external_id: str) -> None:
