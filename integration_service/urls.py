@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.urls import include, path, re_path
+from django.views.decorators.csrf import csrf_exempt
 from django.views.generic import RedirectView
 
 from core.api.openapi import root_schema_settings
@@ -23,6 +24,7 @@ _project_erasure_view = ProjectErasureView.as_view()
 _project_delete_view = ProjectDeleteView.as_view()
 
 
+@csrf_exempt  # as every API view: a token, not a session, authenticates it (DRF's APIView is exempt the same way)
 def _project_erasure(request: HttpRequest, *, environment: str, external_id: str) -> HttpResponse:
     """POST: the erasure of the project of this id; any other method: the path is the whole id (as the delete reads
     it), so a DELETE of a CRM id ending in "/erasure" deletes that project."""

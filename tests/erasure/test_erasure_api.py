@@ -166,6 +166,15 @@ def test_an_id_with_slashes_and_one_ending_in_erasure_still_delete(sandbox_clien
     assert Project.objects.get(external_id="A/B c").erased_date is not None
 
 
+def test_a_client_enforcing_csrf_checks_still_erases_with_its_token(client_for, user, sandbox_key):
+    client = client_for(user, SANDBOX, sandbox_key)
+    client.handler.enforce_csrf_checks = True
+    push(client, "HS-1", {"name": "Lee"})
+
+    assert erase(client, "HS-1").status_code == HTTPStatus.OK
+    assert client.delete(erasure_path("HS-1").removesuffix("/erasure")).status_code == HTTPStatus.GONE
+
+
 def test_unknown_ids_are_404(sandbox_client):
     assert erase(sandbox_client, "nope").json() == NOT_FOUND
     assert erase(sandbox_client, "nope").status_code == HTTPStatus.NOT_FOUND

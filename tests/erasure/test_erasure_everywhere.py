@@ -18,6 +18,7 @@ from platform_api.services import platform_key_issue, project_etag
 from projects.models import Project
 from tests.conftest import SANDBOX, url
 from tests.erasure.conftest import erased_ok, push
+from tests.exports.conftest import wait_until_followers_see_every_project
 from tests.webhooks.conftest import DUMMY_TASKS, run_worker
 from webhooks.models import WebhookDelivery, WebhookEvent
 from webhooks.services import webhook_endpoint_create
@@ -119,6 +120,7 @@ def test_after_an_erasure_no_marker_of_it_is_left_in_any_table_or_file(
     assert patched.status_code == HTTPStatus.OK, patched.content
     # every event delivered, and an export written.
     run_worker(until=lambda: len(receiver.requests) == 4)
+    wait_until_followers_see_every_project()  # an export reads through the change log's horizon
     exported = sandbox_client.post(url(SANDBOX, "exports"), {}, format="json")
     assert exported.status_code == HTTPStatus.ACCEPTED
     run_worker()
@@ -157,6 +159,7 @@ def test_a_withdrawn_exports_link_answers_410_export_withdrawn(
         "default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend", "QUEUES": ["default", "webhooks"]}
     }
     push(sandbox_client, "HS-1", {"title": "Lee"})
+    wait_until_followers_see_every_project()
     exported = sandbox_client.post(url(SANDBOX, "exports"), {}, format="json")
     status = sandbox_client.get(exported["Location"]).json()
     assert status["status"] == "done"

@@ -11,6 +11,7 @@ from platform_api.services import platform_key_issue
 from projects.models import Project
 from tests.conftest import SANDBOX, url
 from tests.erasure.conftest import erased_ok, push
+from tests.exports.conftest import wait_until_followers_see_every_project
 from tests.webhooks.conftest import DUMMY_TASKS, run_worker
 from webhooks.models import WebhookDelivery
 from webhooks.services import ERASED_DELIVERY_NOTE, webhook_endpoint_create
@@ -27,6 +28,7 @@ def _webhooks(settings):
 
 def pulled(client, watermark: str | None) -> list[dict]:
     """A partner's follower: every page after `watermark` in the updatedDate order, tombstones included."""
+    wait_until_followers_see_every_project()
     items = []
     while True:
         params = {"ordering": "updatedDate", "includeDeleted": "true", "limit": "2"}
@@ -41,6 +43,7 @@ def pulled(client, watermark: str | None) -> list[dict]:
 
 def fed(client, cursor: str | None) -> tuple[list[dict], str | None]:
     """The platform's follower: every page of the feed after `cursor`; the items and the cursor to go on from."""
+    wait_until_followers_see_every_project()
     items = []
     while True:
         params = {"environment": SANDBOX, "limit": "2", **({"after": cursor} if cursor else {})}
@@ -52,6 +55,7 @@ def fed(client, cursor: str | None) -> tuple[list[dict], str | None]:
 
 
 def replayed(client, cursor: str | None) -> tuple[list[dict], str | None]:
+    wait_until_followers_see_every_project()
     items = []
     while True:
         page = client.get(url(SANDBOX, "event-list"), {"limit": "2", **({"after": cursor} if cursor else {})}).json()
