@@ -43,6 +43,7 @@ class ProjectErasureView(APIView):
                 401,
                 403,
                 404,
+                413,
                 415,
                 429,
                 503,

@@ -255,6 +255,17 @@ def test_a_body_that_is_not_json_is_400(sandbox_client):
     assert Project.objects.get().erased_date is None
 
 
+def test_a_body_too_large_is_413_and_erases_nothing(sandbox_client, settings):
+    push(sandbox_client, "HS-1", {"name": "Lee"})
+
+    body = json.dumps({"reason": "x" * (settings.DATA_UPLOAD_MAX_MEMORY_SIZE + 1)})
+    response = sandbox_client.post(erasure_path("HS-1"), body, content_type="application/json")
+
+    assert response.status_code == HTTPStatus.REQUEST_ENTITY_TOO_LARGE, response.content[:300]
+    assert response["Content-Type"] == "application/problem+json"
+    assert Project.objects.get().erased_date is None
+
+
 def test_no_body_at_all_is_an_empty_one(sandbox_client):
     push(sandbox_client, "HS-1", {"name": "Lee"})
 
@@ -285,5 +296,5 @@ def test_the_erasure_is_in_the_served_openapi_documents(client):
     for environment, path in ((SANDBOX, "/sandbox/api/v1/schema/"), (PRODUCTION, "/api/v1/schema/")):
         document = client.get(path, {"format": "json"}).json()
         operation = document["paths"]["/externals/projects/{external_id}/erasure"]["post"]
-        assert set(operation["responses"]) == {"200", "400", "401", "403", "404", "415", "429", "503"}, environment
+        assert set(operation["responses"]) == {"200", "400", "401", "403", "404", "413", "415", "429", "503"}, environment
         assert "project.erased" in json.dumps(document["components"]["schemas"]["Event"])
