@@ -4,8 +4,8 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
 from erasure.choices import REASON_MAX_LENGTH
-from erasure.models import ProjectErasure
-from erasure.services import project_erase_by_operator
+from erasure.models import PartnerOffboarding, ProjectErasure
+from erasure.services import partner_offboard, project_erase_by_operator
 from projects.models import Project
 
 
@@ -80,3 +80,77 @@ class ProjectErasureAdmin(admin.ModelAdmin):
 
     def log_addition(self, request: HttpRequest, obj: ProjectErasure, message: object) -> None:
         """Nothing more: the erasure's record is its log."""
+
+
+class PartnerOffboardingForm(forms.ModelForm):
+    reason = forms.CharField(max_length=REASON_MAX_LENGTH, widget=forms.Textarea(attrs={"rows": 3}), strip=True)
+
+    class Meta:
+        model = PartnerOffboarding
+        fields = ("partner", "reason")
+        help_texts = {
+            "partner": "Its ClientIDs, client secrets and users end at once; then all its data in both environments "
+            "is erased for good, in the background."
+        }
+
+    def validate_constraints(self, exclude: object = None) -> None:
+        """An offboarding under way is resumed, not refused (partner_offboard)."""
+
+
+@admin.register(PartnerOffboarding)
+class PartnerOffboardingAdmin(admin.ModelAdmin):
+    """Partners offboarded and their progress; "Add" offboards one (or resumes its offboarding), for operators with
+    erasure.offboard_partner."""
+
+    list_display = ("requested_at", "partner", "state", "progress", "runs", "progress_at", "finished_at")
+    list_filter = ("state",)
+    list_select_related = ("partner",)
+    readonly_fields = (
+        "partner",
+        "requested_by",
+        "requested_at",
+        "reason",
+        "state",
+        "access_ended",
+        "projects_total",
+        "projects_erased",
+        "batches",
+        "runs",
+        "progress_at",
+        "finished_at",
+    )
+
+    @admin.display(description="Projects erased")
+    def progress(self, offboarding: PartnerOffboarding) -> str:
+        total = "?" if offboarding.projects_total is None else offboarding.projects_total
+        return f"{offboarding.projects_erased} of {total}"
+
+    def get_form(self, request: HttpRequest, obj: PartnerOffboarding | None = None, **kwargs) -> type[forms.ModelForm]:
+        if obj is None:
+            kwargs["form"] = PartnerOffboardingForm
+        return super().get_form(request, obj, **kwargs)
+
+    def get_fields(self, request: HttpRequest, obj: PartnerOffboarding | None = None) -> tuple[str, ...]:
+        return ("partner", "reason") if obj is None else self.readonly_fields
+
+    def get_readonly_fields(self, request: HttpRequest, obj: PartnerOffboarding | None = None) -> tuple[str, ...]:
+        return () if obj is None else self.readonly_fields
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("erasure.offboard_partner")
+
+    def has_change_permission(self, request: HttpRequest, obj: PartnerOffboarding | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: PartnerOffboarding | None = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: PartnerOffboarding, form: forms.ModelForm, change: bool) -> None:
+        offboarding = partner_offboard(
+            partner=form.cleaned_data["partner"], requested_by=request.user, reason=form.cleaned_data["reason"]
+        )
+        obj.pk = offboarding.pk
+        self.message_user(request, f"{offboarding.partner}: access ended; its data is being erased.", messages.SUCCESS)
+
+    def log_addition(self, request: HttpRequest, obj: PartnerOffboarding, message: object) -> None:
+        """Nothing more: the offboarding's record and the audit log are its log."""

@@ -9,3 +9,12 @@ class Requester(models.TextChoices):
 
 
 REASON_MAX_LENGTH = 500
+
+
+class OffboardingState(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+
+
+OFFBOARDING_BATCH_SIZE = 200  # projects a batch erases before it records its progress

@@ -2,7 +2,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from erasure.choices import REASON_MAX_LENGTH, Requester
+from erasure.choices import REASON_MAX_LENGTH, OffboardingState, Requester
 from partners.choices import Environment
 from partners.models import IntegrationCredential, Partner
 from projects.models import Project
@@ -55,3 +55,40 @@ class ProjectErasure(models.Model):
     def done(self) -> bool:
         """Always: the record is written in the transaction that erases, never before."""
         return True
+
+
+class PartnerOffboarding(models.Model):
+    """A partner that leaves (CONTRACT §22): its keys, secrets and users ended when it was asked, then every project
+    of both environments erased by a background task, batch by batch, resumable (it erases what is not erased yet);
+    the progress is kept here. What stays: this record, the erasures' records and the audit log."""
+
+    partner = models.ForeignKey(Partner, on_delete=models.PROTECT, related_name="+")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    requested_at = models.DateTimeField(default=timezone.now)
+    reason = models.CharField(max_length=REASON_MAX_LENGTH)
+    state = models.CharField(max_length=10, choices=OffboardingState.choices, default=OffboardingState.QUEUED)
+    access_ended = models.PositiveIntegerField(default=0, help_text="ClientIDs, client secrets and users ended.")
+    projects_total = models.PositiveIntegerField(null=True, blank=True, help_text="Known once the run starts.")
+    projects_erased = models.PositiveIntegerField(default=0)
+    batches = models.PositiveIntegerField(default=0, help_text="Batches done, over every run.")
+    runs = models.PositiveIntegerField(default=0, help_text="Runs started: more than one after a worker died.")
+    progress_at = models.DateTimeField(null=True, blank=True, help_text="The last batch's end.")
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "partner offboarding"
+        ordering = ["-requested_at"]
+        permissions = [("offboard_partner", "Can offboard a partner: end its access and erase all its data")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["partner"],
+                condition=~models.Q(state=OffboardingState.DONE),
+                name="erasure_one_offboarding_under_way",
+                violation_error_message="This partner's offboarding is already under way.",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Offboarding of {self.partner} ({self.get_state_display()})"

@@ -4,14 +4,16 @@ changes, the followers are told, and the erasure is recorded. Why this shape: do
 
 from dataclasses import dataclass
 
+from django.db import transaction
 from django.utils import timezone
 
-from erasure.choices import Requester
+from erasure.choices import OffboardingState, Requester
 from erasure.errors import ErasureReasonRequired
-from erasure.models import ProjectErasure
+from erasure.models import PartnerOffboarding, ProjectErasure
 from exports.services import exports_withdraw
 from ingest.services import raw_pushes_erase
-from partners.models import IntegrationCredential, User
+from partners.models import IntegrationCredential, Partner, User
+from partners.services import partner_access_end
 from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
 from projects.errors import ProjectNotFound
 from projects.models import Project
@@ -114,3 +116,23 @@ def project_erase(
         exports_withdrawn=exports,
     )
     return ErasureResult(erasure=erasure, erased_now=True)
+
+
+def partner_offboard(*, partner: Partner, requested_by: User | None, reason: str) -> PartnerOffboarding:
+    """Offboard a partner (CONTRACT §22): its ClientIDs, client secrets and users end now, in this transaction; the
+    erasure of all its data in both environments is queued once it commits (erasure/offboarding.py). Asked again
+    while one is under way, that one is queued again (it resumes) and answered."""
+    from erasure.tasks import offboarding_run  # inside: the task module imports this one (docs/decisions.md)
+
+    if not reason.strip():
+        raise ErasureReasonRequired()
+    with transaction.atomic():
+        Partner.objects.select_for_update().filter(pk=partner.pk).first()  # one request at a time per partner
+        ended = partner_access_end(partner=partner, ended_by=requested_by)
+        offboarding = PartnerOffboarding.objects.exclude(state=OffboardingState.DONE).filter(partner=partner).first()
+        if offboarding is None:
+            offboarding = PartnerOffboarding.objects.create(
+                partner=partner, requested_by=requested_by, reason=reason, access_ended=ended
+            )
+        transaction.on_commit(lambda: offboarding_run.enqueue(offboarding_id=offboarding.pk))
+    return offboarding
