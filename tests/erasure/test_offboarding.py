@@ -15,7 +15,7 @@ from erasure.services import partner_offboard
 from partners.models import ClientId, IntegrationCredential, User
 from partners.services import credential_create
 from projects.models import Project
-from tests.conftest import PRODUCTION, SANDBOX, url
+from tests.conftest import PRODUCTION, SANDBOX
 from tests.erasure.conftest import push
 from tests.webhooks.conftest import DUMMY_TASKS
 
