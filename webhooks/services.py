@@ -184,6 +184,7 @@ def _record(*, partner_id: int, environment: str, event_type: str, endpoints: li
                 "type": event_type,
                 "created_at": now,
                 "body": body,
+                "project_id": data["id"] if event_type in _PROJECT_EVENT_TYPES else None,
             }
         )
     deliveries = [
@@ -334,14 +335,22 @@ def project_events_redact(*, project: Project) -> int:
     locked, so no event of it can be written meanwhile): each body keeps its type, id and timestamp, its `data` only
     the project's ids (`{"id", "externalId", "erased": true}`, no `changedFields`); their deliveries' stored answers
     go, and those still pending are not sent. How many events. The project's own `project.erased` comes after."""
-    events = WebhookEvent.objects.filter(
+    mine = WebhookEvent.objects.filter(project_id=project.pk)
+    # Events written before project_id was kept: the project's data's id in the body, a UUID no other body holds.
+    legacy = WebhookEvent.objects.filter(
         partner_id=project.partner_id,
         environment=project.environment,
+        project_id__isnull=True,
         type__in=[EventType.PROJECT_CREATED, EventType.PROJECT_UPDATED, EventType.PROJECT_DELETED],
-        body__contains=f'"id":"{project.pk}"',  # the project's data's id: a UUID no other body holds
+        body__contains=f'"id":"{project.pk}"',
     )
+    event_ids = [
+        *mine.exclude(type=EventType.PROJECT_ERASED).values_list("id", flat=True),
+        *legacy.values_list("id", flat=True),
+    ]
+    events = WebhookEvent.objects.filter(pk__in=event_ids).order_by().values_list("id", "type", "body")
     redacted = 0
-    for event_id, event_type, body in events.values_list("id", "type", "body").iterator(chunk_size=500):
+    for event_id, event_type, body in events.iterator(chunk_size=500):
         timestamp = json.loads(body)["timestamp"]
         data = {"id": str(project.pk), "externalId": project.external_id, "erased": True}
         WebhookEvent.objects.filter(pk=event_id).update(

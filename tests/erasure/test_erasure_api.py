@@ -299,3 +299,27 @@ def test_the_erasure_is_in_the_served_openapi_documents(client):
         statuses = {"200", "400", "401", "403", "404", "413", "415", "429", "503"}
         assert set(operation["responses"]) == statuses, environment
         assert "project.erased" in json.dumps(document["components"]["schemas"]["Event"])
+
+
+def test_an_event_written_before_events_named_their_project_is_redacted_too(sandbox_client, partner):
+    from webhooks.models import WebhookEvent
+
+    project_id = push(sandbox_client, "HS-1", {"name": "Lee"}).json()["id"]
+    body = (
+        f'{{"type":"project.updated","id":"evt_old","timestamp":"2026-01-01T00:00:00Z","data":{{"id":"{project_id}",'
+        '"externalId":"HS-1","name":"Lee Legacy"},"changedFields":["name"]}'
+    )
+    WebhookEvent.objects.create(id="evt_old", partner=partner, environment=SANDBOX, type="project.updated", body=body)
+    WebhookEvent.objects.create(
+        id="evt_other", partner=partner, environment=SANDBOX, type="project.updated", body=body.replace(project_id, "x")
+    )
+
+    erased_ok(sandbox_client, "HS-1")
+
+    assert json.loads(WebhookEvent.objects.get(pk="evt_old").body) == {
+        "type": "project.updated",
+        "id": "evt_old",
+        "timestamp": "2026-01-01T00:00:00Z",
+        "data": {"id": project_id, "externalId": "HS-1", "erased": True},
+    }
+    assert "Lee Legacy" in WebhookEvent.objects.get(pk="evt_other").body
