@@ -28,7 +28,7 @@ from ingest.models import RawPush
 from partners.models import ClientId, Partner
 from partners.services import client_id_issue
 from projects.models import Project
-from webhooks.models import WebhookEvent
+from webhooks.models import WebhookDelivery, WebhookEvent
 from webhooks.services import webhook_endpoint_create
 
 SLUG = "bench-erasure"
@@ -39,7 +39,7 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-def populate(partner: Partner, *, projects: int, pushes: int) -> None:
+def populate(partner: Partner, *, projects: int, pushes: int, legacy_events: bool) -> None:
     client_id = (
         ClientId.objects.filter(partner=partner).first() or client_id_issue(partner=partner, environment="sandbox")[0]
     )
@@ -59,33 +59,40 @@ def populate(partner: Partner, *, projects: int, pushes: int) -> None:
         ]
         Project.objects.bulk_create(rows)
         RawPush.objects.bulk_create(
-            RawPush(
-                partner=partner,
-                environment="sandbox",
-                external_id=project.external_id,
-                project=project,
-                body=f'{{"id": "{project.external_id}", "data": {{}}}}',
-                data=project.source_data,
-                received_at=now,
-                client_id=client_id,
-                created_project=push == 0,
-                changed_project=True,
-            )
-            for project in rows
-            for push in range(pushes)
+            [
+                RawPush(
+                    partner=partner,
+                    environment="sandbox",
+                    external_id=project.external_id,
+                    project=project,
+                    body=f'{{"id": "{project.external_id}", "data": {{}}}}',
+                    data=project.source_data,
+                    received_at=now,
+                    client_id=client_id,
+                    created_project=push == 0,
+                    changed_project=True,
+                )
+                for project in rows
+                for push in range(pushes)
+            ],
+            batch_size=2000,
         )
         WebhookEvent.objects.bulk_create(
-            WebhookEvent(
-                id=f"evt_{uuid.uuid4().hex}",
-                partner=partner,
-                environment="sandbox",
-                type="project.updated",
-                created_at=now,
-                body=f'{{"type":"project.updated","id":"evt_x","timestamp":"t","data":{{"id":"{project.id}",'
-                f'"externalId":"{project.external_id}","name":"Homeowner"}}}}',
-            )
-            for project in rows
-            for push in range(pushes)
+            [
+                WebhookEvent(
+                    id=f"evt_{uuid.uuid4().hex}",
+                    partner=partner,
+                    environment="sandbox",
+                    type="project.updated",
+                    created_at=now,
+                    project_id=None if legacy_events else project.id,
+                    body=f'{{"type":"project.updated","id":"evt_x","timestamp":"t","data":{{"id":"{project.id}",'
+                    f'"externalId":"{project.external_id}","name":"Homeowner"}}}}',
+                )
+                for project in rows
+                for push in range(pushes)
+            ],
+            batch_size=2000,
         )
         print(f"  {min(start + 5000, projects)} projects", flush=True)
     with connection.cursor() as cursor:
@@ -97,17 +104,25 @@ def main() -> None:
     parser.add_argument("--projects", type=int, default=100_000)
     parser.add_argument("--pushes", type=int, default=2, help="raw pushes (and events) per project")
     parser.add_argument("--erasures", type=int, default=200)
+    parser.add_argument(
+        "--legacy-events",
+        action="store_true",
+        help="events without their project_id, as those written before it was kept: found by their bodies",
+    )
     args = parser.parse_args()
 
     call_command("migrate", verbosity=0)
     partner, _ = Partner.objects.get_or_create(slug=SLUG, defaults={"name": "Bench Erasure"})
-    if Project.objects.filter(partner=partner).count() != args.projects:
+    legacy_stored = WebhookEvent.objects.filter(partner=partner, project_id__isnull=True).exists()
+    if Project.objects.filter(partner=partner).count() != args.projects or legacy_stored != args.legacy_events:
         print(f"creating {args.projects} projects, {args.pushes} raw pushes and events each ...", flush=True)
-        ProjectErasure.objects.filter(partner=partner).delete()
-        RawPush.objects.filter(partner=partner).delete()
-        WebhookEvent.objects.filter(partner=partner).delete()
-        Project.objects.filter(partner=partner).delete()
-        populate(partner, projects=args.projects, pushes=args.pushes)
+        with connection.cursor() as cursor:  # the ORM's delete would collect a million ids first
+            for model in (ProjectErasure, RawPush, WebhookDelivery, WebhookEvent, Project):
+                where = "event_id IN (SELECT id FROM webhooks_webhookevent WHERE partner_id = %s)"
+                if model is not WebhookDelivery:
+                    where = "partner_id = %s"
+                cursor.execute(f"DELETE FROM {model._meta.db_table} WHERE {where}", [partner.pk])
+        populate(partner, projects=args.projects, pushes=args.pushes, legacy_events=args.legacy_events)
     if not partner.webhook_endpoints.exists():
         settings.WEBHOOK_ALLOW_PRIVATE_URLS = True  # nothing delivers here: the endpoint only makes events be written
         webhook_endpoint_create(partner=partner, environment="sandbox", url="http://127.0.0.1:9/hooks")
@@ -132,7 +147,8 @@ def main() -> None:
         touched.append(1 + erasure.raw_pushes_removed + erasure.events_redacted + erasure.exports_withdrawn + 2)
 
     events = WebhookEvent.objects.filter(partner=partner).count()
-    print(f"\n{args.projects} projects, {args.pushes} raw pushes each, {events} webhook events of the partner")
+    kind = "without project_id (legacy)" if args.legacy_events else "with project_id"
+    print(f"\n{args.projects} projects, {args.pushes} raw pushes each, {events} webhook events of the partner, {kind}")
     print(f"{'':24} {'n':>5} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
     for label, values in (("delete (reference)", deletes), ("erasure", latencies)):
         print(
