@@ -78,7 +78,7 @@ def _login_path(request: Any, name: str = "login") -> str:
         return reverse(f"production:{name}")
 
 
-def _authentication_detail(code: str, request: Any) -> str | None:
+def _authentication_detail(code: str, request: Any, *, expired: bool = False) -> str | None:
     """Say what to do instead of what went wrong, for the 401s a partner's developer meets first."""
     login = f"POST {_login_path(request)}"
     token = f"POST {_login_path(request, 'token')}"
@@ -95,11 +95,18 @@ def _authentication_detail(code: str, request: Any) -> str | None:
     if code == "bad_authorization_header":
         return f"Send the token as 'Authorization: Bearer <token>' (one space, no quotes), from {login}."
     if code == "token_not_valid":
+        what = "has expired" if expired else "is not valid (its signature or form is wrong)"
         return (
-            f"The token is not valid or has expired. Get a new one ({token} with your client secret, or log in again "
-            f"at {login}) and send it."
+            f"The token {what}. Get a new one ({token} with your client secret, or log in again at {login}) and "
+            "send it."
         )
     return None
+
+
+def _token_expired(exc: exceptions.APIException) -> bool:
+    """Whether simplejwt refused the token for its expiry alone (its `messages`, one per token class tried)."""
+    messages = exc.detail.get("messages") if isinstance(exc.detail, dict) else None
+    return bool(messages) and all("expired" in str(message.get("message", "")) for message in messages)
 
 
 def validation_problem_body(detail: Any) -> dict[str, Any]:
@@ -130,7 +137,8 @@ def problem_exception_handler(exc: Exception, context: dict) -> Response | None:
     elif isinstance(exc, exceptions.APIException):
         body = _api_exception_problem(exc)
         if exc.status_code == 401:
-            body["detail"] = _authentication_detail(body["code"], context.get("request")) or body["detail"]
+            request, expired = context.get("request"), _token_expired(exc)
+            body["detail"] = _authentication_detail(body["code"], request, expired=expired) or body["detail"]
         if getattr(exc, "auth_header", None):
             headers["WWW-Authenticate"] = exc.auth_header
         if getattr(exc, "wait", None) is not None:

@@ -34,3 +34,13 @@ def server_error(request: HttpRequest) -> HttpResponse:
     if is_api_path(request.path):
         return problem_response(500, "The service failed to handle this request; it has been logged.", code="error")
     return defaults.server_error(request)
+
+
+def oauth_metadata_not_found(request: HttpRequest) -> JsonResponse:
+    """/.well-known/oauth-authorization-server without a root: each root is an issuer of its own (RFC 8414 §3.1)."""
+    return problem_response(
+        404,
+        "Each root is an OAuth issuer of its own: its metadata is at /.well-known/oauth-authorization-server/api/v1 "
+        "(production) and /.well-known/oauth-authorization-server/sandbox/api/v1 (sandbox).",
+        code="not_found",
+    )

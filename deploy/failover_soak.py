@@ -35,7 +35,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from deploy.local_cluster import _as_server_user, free_port
+from deploy.local_cluster import WEB_ROLE_COMMAND, _as_server_user, free_port, web_role_sql
 from deploy.patroni_cluster import PatroniCluster, down, sql, up
 from deploy.restore_drill import Phases
 from deploy.topology import (
@@ -123,12 +123,14 @@ def run(seconds: float, pause: float, logs: Path, *, rejoin: str = "rewind", hol
     try:
         sql(cluster.primary_port, "CREATE DATABASE service")
         sql(cluster.primary_port, "ALTER DATABASE service SET jit = off")  # PgBouncer passes no startup options
+        sql(cluster.primary_port, web_role_sql(), database="service")  # the web servers' role carries their timeouts
         receiver_port = free_port()
         processes.append(
             _start([python, "bench/webhook_receiver.py", str(receiver_port)], dict(os.environ), logs / "hooks.log")
         )
         environment = {**service_environment("failover"), "WEBHOOK_ALLOW_PRIVATE_URLS": "1", **cluster.worker_urls()}
         manage = [python, "manage.py"]
+        _finished(_django([python, *WEB_ROLE_COMMAND], environment), "the web servers' role timeouts")
         migrating = _django([*manage, "migrate", "--no-input", "-v0"], environment)
         processes.append(migrating)
         web_port = free_port()

@@ -200,6 +200,30 @@ def streaming_pair() -> Iterator[StreamingPair]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
+# The web servers' own PostgreSQL role behind PgBouncer (docs/deploy.md, "The service bounds its own
+# transactions"): PgBouncer drops the startup options that carry their timeouts, so the role carries them
+# (`manage.py database_role_timeouts --role integration_web`). Migrations and the workers stay `postgres`.
+WEB_ROLE = "integration_web"
+WEB_ROLE_COMMAND = ["manage.py", "database_role_timeouts", "--role", WEB_ROLE]
+# PgBouncer's users (auth_type trust: the names only).
+USERLIST = f'"postgres" ""\n"{WEB_ROLE}" ""\n'
+
+
+def web_role_sql() -> str:
+    """The web servers' role, run in the service's database as the role that migrates (postgres) before it does:
+    it may log in, read and write the tables that role creates (default privileges: the next release's too), and
+    see other roles' sessions in pg_stat_activity (the change log's horizon)."""
+    grants = "SELECT, INSERT, UPDATE, DELETE ON TABLES", "USAGE, SELECT, UPDATE ON SEQUENCES"
+    return " ".join(
+        [
+            f"DO $$ BEGIN CREATE ROLE {WEB_ROLE} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;",
+            f"GRANT pg_read_all_stats TO {WEB_ROLE};",
+            *(f"ALTER DEFAULT PRIVILEGES FOR ROLE postgres GRANT {grant} TO {WEB_ROLE};" for grant in grants),
+            *(f"GRANT {grant.replace(' ON ', ' ON ALL ')} IN SCHEMA public TO {WEB_ROLE};" for grant in grants),
+        ]
+    )
+
+
 _PGBOUNCER = """
 [databases]
 service = host=127.0.0.1 port={primary} dbname=service
@@ -225,11 +249,12 @@ pidfile = {directory}/pgbouncer.pid
 @contextlib.contextmanager
 def pgbouncer(pair: StreamingPair) -> Iterator[int]:
     """PgBouncer in transaction pooling in front of the primary's and the standby's `service` database (named
-    `service` and `service_replica`); yields its port. The `options` startup parameter (the service's jit=off) is
-    ignored by it: the database carries that setting instead (ALTER DATABASE, as docs/deploy.md says)."""
+    `service` and `service_replica`), for `postgres` and WEB_ROLE; yields its port. The `options` startup parameter
+    (the service's jit=off, the web servers' timeouts) is dropped by it: the database carries jit=off (ALTER
+    DATABASE) and WEB_ROLE the timeouts (WEB_ROLE_COMMAND), as docs/deploy.md says."""
     directory = Path(tempfile.mkdtemp(prefix="pgbouncer-"))
     port = free_port()
-    (directory / "userlist.txt").write_text('"postgres" ""\n')
+    (directory / "userlist.txt").write_text(USERLIST)
     config = directory / "pgbouncer.ini"
     config.write_text(
         _PGBOUNCER.format(primary=pair.primary.port, standby=pair.standby.port, port=port, directory=directory)

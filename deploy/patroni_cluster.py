@@ -15,6 +15,9 @@ availability") explains.
 `up` prints the routes (and writes them to DIR/cluster.json and DIR/env): `DATABASE_URL` for the web servers
 (PgBouncer → HAProxy's leader route), `DATABASE_REPLICA_URLS` (PgBouncer → HAProxy's replica route), and the
 workers' `DATABASE_URL` (HAProxy's leader route directly: they LISTEN and hold snapshots, which need a session).
+The web servers log in as their own role, `integration_web`, which carries their timeouts (PgBouncer drops the
+startup options): create it in the service's database with `local_cluster.web_role_sql()` and set them with
+`manage.py database_role_timeouts --role integration_web`, as deploy/failover_soak.py does.
 `fail` is a machine lost: the leader's walsenders paused (SIGSTOP) for the given seconds, then its Patroni and its
 PostgreSQL (postmaster and every child) killed -9; nobody else acts. `switchover` is deploy/switchover.py's: PgBouncer
 holds the queries while Patroni switches over to the synchronous standby. As root, etcd and HAProxy run as root and
@@ -41,7 +44,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from deploy import pgbackrest
-from deploy.local_cluster import _wait_for_port, binaries, free_port
+from deploy.local_cluster import USERLIST, WEB_ROLE, _wait_for_port, binaries, free_port
 from deploy.switchover import Address, held_switchover
 
 SCOPE = "integration"
@@ -97,8 +100,8 @@ class PatroniCluster:
 
     def web_urls(self, database: str = "service") -> dict[str, str]:
         return {
-            "DATABASE_URL": f"postgres://postgres@127.0.0.1:{self.pgbouncer_port}/{database}",
-            "DATABASE_REPLICA_URLS": f"postgres://postgres@127.0.0.1:{self.pgbouncer_port}/{database}_replica",
+            "DATABASE_URL": f"postgres://{WEB_ROLE}@127.0.0.1:{self.pgbouncer_port}/{database}",
+            "DATABASE_REPLICA_URLS": f"postgres://{WEB_ROLE}@127.0.0.1:{self.pgbouncer_port}/{database}_replica",
             "DATABASE_PREPARE_THRESHOLD": "-1",
         }
 
@@ -415,12 +418,12 @@ def up(
     leads, its stanza is created and a full backup taken, the other nodes are built from that backup and stream;
     returns then. `leader_only`: returns once HAProxy routes to the leader and PgBouncer listens, the caller going
     on with `replicas_begin()` and `wait_streaming()` (work of its own meanwhile)."""
+    synchronous = synchronous or os.environ.get("HA_SYNCHRONOUS_MODE") or "on"
+    if synchronous not in SYNCHRONOUS_MODES:  # a wrong setting is named first, on any machine
+        raise ValueError(f"HA_SYNCHRONOUS_MODE is one of {', '.join(SYNCHRONOUS_MODES)}")
     bin_dir = binaries()
     if bin_dir is None or not pgbackrest.installed():
         raise RuntimeError("needs Debian's PostgreSQL binaries and pgbackrest")
-    synchronous = synchronous or os.environ.get("HA_SYNCHRONOUS_MODE") or "on"
-    if synchronous not in SYNCHRONOUS_MODES:
-        raise ValueError(f"HA_SYNCHRONOUS_MODE is one of {', '.join(SYNCHRONOUS_MODES)}")
     directory = Path(directory or tempfile.mkdtemp(prefix="patroni-")).resolve()
     directory.mkdir(parents=True, exist_ok=True)
     os.chmod(directory, 0o755)
@@ -439,7 +442,7 @@ def up(
         cluster.stanza(node).write_config()
     (directory / "haproxy.cfg").write_text(haproxy_cfg(cluster))
     (directory / "pgbouncer.ini").write_text(pgbouncer_ini(cluster))
-    (directory / "userlist.txt").write_text('"postgres" ""\n')
+    (directory / "userlist.txt").write_text(USERLIST)
     if os.geteuid() == 0:
         for path in [directory, *directory.iterdir()]:
             shutil.chown(path, "postgres", "postgres")

@@ -31,7 +31,7 @@ import uuid
 from email.message import Message
 from pathlib import Path
 
-from deploy.local_cluster import free_port, haproxy, pgbouncer, streaming_pair
+from deploy.local_cluster import WEB_ROLE, WEB_ROLE_COMMAND, free_port, haproxy, pgbouncer, streaming_pair, web_role_sql
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "correct horse battery staple"
@@ -215,17 +215,19 @@ def run(seconds: float, logs: Path) -> dict:
     with streaming_pair() as pair:
         pair.primary.sql("CREATE DATABASE service")
         pair.primary.sql("ALTER DATABASE service SET jit = off")  # PgBouncer does not pass the service's options
+        pair.primary.sql(web_role_sql(), database="service")  # nor the web servers' timeouts: their role carries them
         with pgbouncer(pair) as bouncer:
             direct = pair.primary.url("service")
             environment = {**service_environment("topology"), "DATABASE_URL": direct}
             web_environment = {
                 **environment,
-                "DATABASE_URL": f"postgres://postgres@127.0.0.1:{bouncer}/service",
-                "DATABASE_REPLICA_URLS": f"postgres://postgres@127.0.0.1:{bouncer}/service_replica",
+                "DATABASE_URL": f"postgres://{WEB_ROLE}@127.0.0.1:{bouncer}/service",
+                "DATABASE_REPLICA_URLS": f"postgres://{WEB_ROLE}@127.0.0.1:{bouncer}/service_replica",
                 "DATABASE_PREPARE_THRESHOLD": "-1",  # transaction pooling: a prepared statement has no session
             }
             manage = [python, "manage.py"]
             subprocess.run([*manage, "migrate", "--no-input", "-v0"], cwd=ROOT, env=environment, check=True)
+            subprocess.run([python, *WEB_ROLE_COMMAND], cwd=ROOT, env=environment, check=True, capture_output=True)
             seeded = subprocess.run(
                 [*manage, "shell", "-c", SEED], cwd=ROOT, env=environment, check=True, capture_output=True, text=True
             )

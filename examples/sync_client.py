@@ -48,7 +48,15 @@ from typing import Any
 RETRIED_STATUSES = {429, 503}
 EPOCH = "1970-01-01T00:00:00Z"
 # 401 codes after which a new token (or a new login) may succeed: the token expired, or a person's login ended.
-RENEWABLE_CODES = {"token_not_valid", "password_changed", "user_inactive", "user_not_found", "token_blacklisted"}
+RENEWABLE_CODES = {
+    "token_not_valid",
+    "password_changed",
+    "user_inactive",
+    "user_not_found",
+    "token_blacklisted",
+    "token_reused",
+    "token_family_revoked",
+}
 # 401 codes no new token cures: the client secret or the ClientID was revoked. Stop and tell someone.
 REVOKED_CODES = {"credential_revoked", "client_id_revoked"}
 RATE_LIMIT_ITEM = re.compile(r'"(?P<name>[^"]+)"\s*;\s*r=(?P<remaining>\d+)\s*;\s*t=(?P<reset>\d+)')
@@ -56,12 +64,13 @@ RATE_LIMIT_ITEM = re.compile(r'"(?P<name>[^"]+)"\s*;\s*r=(?P<remaining>\d+)\s*;\
 
 class ApiError(Exception):
     """An answer the client should not retry: the problem body says why (status, code, detail, requestId); for
-    POST auth/token, OAuth's {"error", "error_description"} (with the status added)."""
+    POST auth/token and auth/token/refresh, OAuth's {"error", "error_description", "code"} (with the status added)."""
 
     def __init__(self, problem: dict[str, Any]) -> None:
         self.problem = problem
-        if "error" in problem and "code" not in problem:
-            super().__init__(f"{problem.get('status')} {problem['error']}: {problem.get('error_description')}")
+        if "error" in problem:  # POST auth/token and auth/token/refresh: OAuth's error, `code` beside it if any
+            code = f" ({problem['code']})" if "code" in problem else ""
+            super().__init__(f"{problem.get('status')} {problem['error']}{code}: {problem.get('error_description')}")
             return
         super().__init__(f"{problem.get('status')} {problem.get('code')}: {problem.get('detail')} "
                          f"(requestId {problem.get('requestId')})")  # fmt: skip

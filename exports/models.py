@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from exports.choices import ExportStatus
 from partners.choices import Environment
-from partners.models import ClientId, IntegrationCredential, Partner
+from partners.models import ClientId, IntegrationCredential, Partner, TokenFamily
 
 
 class Export(models.Model):
@@ -45,6 +45,20 @@ class Export(models.Model):
         related_name="+",
         db_index=False,
         help_text="The client secret whose token asked for it (no person did): its link works while this is live.",
+    )
+    requested_password_digest = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="The password digest of the person's token that asked for it: its link ends when the password does.",
+    )
+    requested_token_family = models.ForeignKey(
+        TokenFamily,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+        help_text="The login whose token asked for it: its link ends when that login's tokens are revoked.",
     )
     requested_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)

@@ -8,6 +8,7 @@ from django.core.files import File
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from rest_framework_simplejwt.tokens import Token
 
 from core.time import iso_datetime
 from exports.choices import ACTIVE_STATUSES, ExportStatus
@@ -18,6 +19,8 @@ from exports.models import Export
 from exports.selectors import exports_active_count, exports_expired, exports_stale
 from partners.choices import Environment
 from partners.models import ClientId, IntegrationCredential, User
+from partners.selectors import person_token_live
+from partners.tokens import token_family_id, token_password_digest
 
 BUSY_RETRY_AFTER_SECONDS = 30
 
@@ -29,10 +32,12 @@ def export_request(
     requested_by: User | None,
     requested_with: ClientId | None,
     requested_by_credential: IntegrationCredential | None = None,
+    requested_with_token: Token | None = None,
     exclude_data: bool,
     updated_date_filter: str,
 ) -> Export:
     """Queue an export of the partner environment's live projects; the worker takes it once this commits.
+    `requested_with_token`: a person's token that asked for it, whose password digest and login its link keeps.
 
     At most EXPORTS_MAX_ACTIVE exports of one partner environment are queued or running; a request past it is
     refused (a burst of simultaneous requests may pass it by a few: it protects the database, it is not a quota).
@@ -54,6 +59,8 @@ def export_request(
             requested_by=requested_by,
             requested_with=requested_with,
             requested_by_credential=requested_by_credential,
+            requested_password_digest=token_password_digest(requested_with_token) if requested_by else "",
+            requested_token_family_id=token_family_id(requested_with_token) if requested_by else None,
             exclude_data=exclude_data,
             updated_date_filter=updated_date_filter,
         )
@@ -66,9 +73,17 @@ def _credentials_live(export: Export) -> bool:
     still the partner's (or, asked for with a client secret's token, that secret is not revoked: CONTRACT §18), and a
     production export's partner is still cleared. Revoking the key, deactivating the user, revoking the secret or
     revoking the clearance stops the link at once, not when it expires. An export asked for before the key was
-    recorded has none, and no working link."""
+    recorded has none, and no working link. A person's tokens end with their password and their login's revocation
+    (a spent refresh token used again), and so does the link they asked for."""
     key, user, credential = export.requested_with, export.requested_by, export.requested_by_credential
-    person_live = user is not None and user.is_active and user.partner_id == export.partner_id
+    person_live = (
+        user is not None
+        and user.is_active
+        and user.partner_id == export.partner_id
+        and person_token_live(
+            user=user, password_digest=export.requested_password_digest, family_id=export.requested_token_family_id
+        )
+    )
     machine_live = credential is not None and not credential.is_revoked
     return (
         key is not None

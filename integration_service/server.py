@@ -73,6 +73,21 @@ _DETAILS = {
 _CODES = {400: "bad_request", 408: "request_timeout", 414: "uri_too_long", 431: "header_fields_too_large", 500: "error"}
 
 
+def oauth_answer(status: int, detail: str, code: str, *, refresh: bool) -> bytes:
+    """problem_answer's refusal on a token route, as RFC 6749 §5.2 words errors (partners/oauth_errors.py)."""
+    from partners.oauth_errors import NO_STORE, oauth_error_body  # needs Django's settings, loaded by then
+
+    body = json.dumps(oauth_error_body(status=status, description=detail, code=code, refresh=refresh)).encode()
+    cache = "".join(f"{name}: {value}\r\n" for name, value in NO_STORE.items())
+    head = (
+        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
+        f"Connection: close\r\n{cache}"
+        "Content-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode("latin-1") + body
+
+
 def problem_answer(status: int, detail: str = "", code: str = "") -> bytes:
     """A whole HTTP/1.1 answer with a problem+json body, closing the connection as gunicorn's own answers do."""
     if status == 500:
@@ -101,12 +116,18 @@ class IncomingRequest:
     """
 
     def __init__(
-        self, *, head_limit: int, body_limit: int, route_body_limit: Callable[[str], int | None] = lambda path: None
+        self,
+        *,
+        head_limit: int,
+        body_limit: int,
+        route_body_limit: Callable[[str], int | None] = lambda path: None,
+        token_route: Callable[[str], bool | None] = lambda path: None,
     ) -> None:
         self.data = bytearray()
         self.head_limit = head_limit
         self.body_limit = body_limit
         self.route_body_limit = route_body_limit  # a path's own, lower limit, if it has one
+        self.token_route = token_route  # None: not a token route; else whether it is the refresh route
         self.complete = False
         self.answer = b""
         self.interim = b""
@@ -131,8 +152,11 @@ class IncomingRequest:
         if codings:
             named = {coding.strip(b" \t").lower() for value in codings for coding in value.split(b",")}
             if named <= _CODINGS_THE_PARSER_ACCEPTS:
-                self.answer = problem_answer(
-                    411, "Send the body with a Content-Length header (chunked bodies are not read).", "length_required"
+                self.answer = self._refusal(
+                    head,
+                    411,
+                    "Send the body with a Content-Length header (chunked bodies are not read).",
+                    "length_required",
                 )
             return 0  # else the parser refuses the coding
         lengths = _CONTENT_LENGTH.findall(head)
@@ -141,14 +165,20 @@ class IncomingRequest:
         length = int(lengths[0])
         limit = min(self.body_limit, self.route_body_limit(_path(head)) or self.body_limit)
         if length > limit:
-            self.answer = problem_answer(
-                413, f"The request body is larger than the limit of {limit} bytes.", "payload_too_large"
+            self.answer = self._refusal(
+                head, 413, f"The request body is larger than the limit of {limit} bytes.", "payload_too_large"
             )
             return 0
         if length and _EXPECT_CONTINUE.search(head):
             self.interim = _CONTINUE
             self.continued = True
         return length
+
+    def _refusal(self, head: bytes, status: int, detail: str, code: str) -> bytes:
+        refresh = self.token_route(_path(head))
+        if refresh is None:
+            return problem_answer(status, detail, code)
+        return oauth_answer(status, detail, code, refresh=refresh)
 
 
 def _path(head: bytes) -> str:
@@ -157,6 +187,12 @@ def _path(head: bytes) -> str:
     if len(parts) != 3 or not parts[1].startswith(b"/"):
         return ""
     return parts[1].split(b"?", 1)[0].decode("latin-1")
+
+
+def _token_route(path: str) -> bool | None:
+    from partners.oauth_errors import token_route  # needs Django's URLconf, loaded by then
+
+    return token_route(path)
 
 
 def _api_body_limit(path: str) -> int | None:
@@ -261,7 +297,10 @@ class ProblemThreadWorker(ThreadWorker):
             return
         head_limit = self.cfg.limit_request_line + self.cfg.limit_request_fields * self.cfg.limit_request_field_size
         conn.incoming = IncomingRequest(
-            head_limit=head_limit, body_limit=settings.REQUEST_MAX_BODY_BYTES, route_body_limit=_api_body_limit
+            head_limit=head_limit,
+            body_limit=settings.REQUEST_MAX_BODY_BYTES,
+            route_body_limit=_api_body_limit,
+            token_route=_token_route,
         )
         conn.reading_since = time.monotonic()
         if not conn.initialized:

@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "django_tasks",
     "worker",  # before django_tasks_db: its db_worker serves every queue by default
     "django_tasks_db",
+    "core",  # its management commands (database_role_timeouts); no models
     "partners",
     "projects",
     "mappings",
@@ -81,6 +82,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "core.middleware.HtmlContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "partners.oauth_errors.OAuthErrorMiddleware",  # outside the problems: the token routes answer OAuth's errors
     "core.middleware.ApiProblemMiddleware",
     "core.middleware.QueryStringNulMiddleware",
     "partners.throttling.RateLimitHeadersMiddleware",

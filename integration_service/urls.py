@@ -1,3 +1,5 @@
+import re
+
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.urls import include, path, re_path
@@ -6,14 +8,21 @@ from django.views.generic import RedirectView
 
 from core.api.openapi import root_schema_settings
 from core.api.schema import SchemaView, SwaggerView
-from core.views import api_not_found
+from core.views import api_not_found, oauth_metadata_not_found
 from erasure.api.views import ProjectErasureView
 from exports.api.views import ExportCreateView, ExportDetailView, ExportDownloadView
 from ingest.api.diagnostics.views import PushDetailView, PushListView
 from ingest.api.views import ProjectDeleteView, PushBatchView, PushView
 from mappings.api.views import MappingView
 from observability import views as observability
-from partners.api.views import CredentialDetailView, CredentialListView, LoginView, TokenRefreshView, TokenView
+from partners.api.views import (
+    AuthorizationServerMetadataView,
+    CredentialDetailView,
+    CredentialListView,
+    LoginView,
+    TokenRefreshView,
+    TokenView,
+)
 from partners.choices import Environment
 from platform_api.api.openapi import platform_schema_settings
 from platform_api.api.urls import platform_patterns
@@ -44,6 +53,9 @@ api_patterns = [
     re_path(r"^auth/email/login/?$", LoginView.as_view(), name="login"),
     re_path(r"^auth/token/?$", TokenView.as_view(), name="token"),
     re_path(r"^auth/token/refresh/?$", TokenRefreshView.as_view(), name="token-refresh"),
+    re_path(
+        r"^\.well-known/oauth-authorization-server/?$", AuthorizationServerMetadataView.as_view(), name="oauth-metadata"
+    ),
     re_path(r"^integration/credentials/?$", CredentialListView.as_view(), name="credential-list"),
     re_path(r"^integration/credentials/(?P<credential_id>[^/]+)/?$", CredentialDetailView.as_view(), name="credential"),
     re_path(r"^externals/push/?$", PushView.as_view(), name="push"),
@@ -94,6 +106,18 @@ roots = {
 }
 
 
+# RFC 8414 §3.1: an issuer with a path (a root) has its metadata at the well-known path with the root's path after it.
+OAUTH_METADATA = ".well-known/oauth-authorization-server"
+oauth_metadata = [
+    re_path(
+        rf"^{re.escape(OAUTH_METADATA)}/{re.escape(prefix.rstrip('/'))}/?$",
+        AuthorizationServerMetadataView.as_view(),
+        {"environment": environment},
+        name=f"{environment}-oauth-metadata",
+    )
+    for environment, prefix in ROOTS.items()
+]
+
 platform_root = path("platform/api/v1/", include((platform_patterns, "platform"), namespace="platform"))
 
 
@@ -116,6 +140,8 @@ urlpatterns = [
         SchemaView.as_view(patterns=[platform_root], custom_settings=platform_schema_settings()),
         name="platform-schema",
     ),
+    *oauth_metadata,
+    path(OAUTH_METADATA, oauth_metadata_not_found),
     roots[Environment.PRODUCTION],
     roots[Environment.SANDBOX],
     platform_root,

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_safe
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest, multiprocess
 
 from core.db.replicas.health import replica_states
+from core.db.timeouts import timeouts_readiness
 from core.db.writable import write_refused_seconds_ago
 from core.outages import outage_of
 from core.problems import problem_body, problem_response
@@ -79,6 +80,8 @@ def _details() -> dict:
     """What the apps report beside readiness (settings.READINESS_DETAILS, looked up by name: this layer imports no
     app above it), e.g. webhook deliveries overdue. Reported, never a reason to take the process out of service."""
     details = {"replicas": _replica_details()} if settings.REPLICA_ALIASES else {}
+    if (timeouts := timeouts_readiness()) is not None:  # a web server's (integration_service/wsgi.py)
+        details["databaseTimeouts"] = timeouts
     for name, path in settings.READINESS_DETAILS.items():
         try:
             details[name] = import_string(path)()

@@ -6,7 +6,7 @@ from rest_framework_simplejwt.tokens import Token
 from partners.environments import request_environment
 from partners.models import IntegrationCredential, User
 from partners.selectors import api_caller, credential_caller
-from partners.tokens import CREDENTIAL_CLAIM, ENVIRONMENT_CLAIM
+from partners.tokens import CREDENTIAL_CLAIM, ENVIRONMENT_CLAIM, token_family_id
 
 # RFC 9110 §11.1: the scheme is case-insensitive ("bearer", "BEARER"); simplejwt compares it byte for byte.
 _SCHEMES = {scheme.lower(): scheme for scheme in AUTH_HEADER_TYPE_BYTES}
@@ -23,6 +23,7 @@ class _TokenUsers:
     def __init__(self, request: Request) -> None:
         self.objects = self  # stands in for the model's manager too
         self.request = request
+        self.family_id: int | None = None  # the login family of the token being checked (partners/tokens.py)
 
     def get(self, *, id: object) -> User:  # keyword: simplejwt's USER_ID_FIELD
         try:
@@ -30,7 +31,10 @@ class _TokenUsers:
         except (TypeError, ValueError, OverflowError):
             raise User.DoesNotExist from None
         caller = api_caller(
-            user_id=user_id, key=self.request.headers.get("ClientID"), environment=request_environment(self.request)
+            user_id=user_id,
+            key=self.request.headers.get("ClientID"),
+            environment=request_environment(self.request),
+            family_id=self.family_id,
         )
         if caller is None:
             raise User.DoesNotExist
@@ -73,9 +77,17 @@ class EnvironmentJWTAuthentication(JWTAuthentication):
         return user, token
 
     def get_user(self, validated_token: Token) -> User | IntegrationCredential:
-        if CREDENTIAL_CLAIM not in validated_token:
-            return super().get_user(validated_token)
-        return _credential_of(self.user_model.request, validated_token)
+        if CREDENTIAL_CLAIM in validated_token:
+            return _credential_of(self.user_model.request, validated_token)
+        self.user_model.family_id = token_family_id(validated_token)
+        user = super().get_user(validated_token)
+        if self.user_model.request.caller.token_family_revoked:
+            raise AuthenticationFailed(
+                "Every token of this token's login was revoked, since one of its spent refresh tokens was used "
+                "again (a sign it was copied). Log in again (POST auth/email/login).",
+                code="token_family_revoked",
+            )
+        return user
 
 
 def _credential_of(request: Request, token: Token) -> IntegrationCredential:

@@ -207,3 +207,25 @@ class IntegrationCredential(models.Model):
     @property
     def is_revoked(self) -> bool:
         return self.revoked_at is not None
+
+
+class TokenFamily(models.Model):
+    """The tokens of one e-mail login (RFC 9700 §4.14.2): its refresh tokens, each spent for the next, and the access
+    tokens issued with them, all carrying this family's id (partners/tokens.py, `fam`). `refresh_jti` is the one
+    refresh token of it that is live; one used again after it was spent revokes the family, and every token of it is
+    refused from the next request on, as is an export link its tokens asked for."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    refresh_jti = models.CharField(max_length=255, help_text="The jti of the family's live refresh token.")
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        verbose_name_plural = "token families"
+
+    def __str__(self) -> str:
+        return f"login {self.pk} of user {self.user_id}"
+
+    @property
+    def is_revoked(self) -> bool:
+        return self.revoked_at is not None

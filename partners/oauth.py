@@ -1,5 +1,6 @@
-"""The token request of the OAuth 2.0 client-credentials grant (RFC 6749 §4.4), read from its HTTP parts, and the
-errors it is answered with (§5.2: `{"error", "error_description"}`, not problem+json). Plain functions, no database.
+"""The token request of the OAuth 2.0 client-credentials grant (RFC 6749 §4.4), read from its HTTP parts, the
+errors it is answered with (§5.2: `{"error", "error_description"}`, not problem+json), the authorization server's
+metadata (RFC 8414) and the challenges of `WWW-Authenticate` (RFC 6750 §3). Plain functions, no database.
 """
 
 import base64
@@ -9,13 +10,27 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl, unquote_plus
 
 GRANT_TYPE = "client_credentials"
-BASIC_CHALLENGE = 'Basic realm="integration"'
+REALM = "integration"
+AUTH_METHODS = ("client_secret_basic", "client_secret_post")
 _HOW = "Send the ClientID and its client secret by HTTP Basic, or as the client_id and client_secret parameters."
 
 
+def challenge(scheme: str, *, realm: str = REALM, error: str | None = None, description: str | None = None) -> str:
+    """A `WWW-Authenticate` challenge with the realm and, when given, RFC 6750 §3's `error` and `error_description`
+    (whose characters are printable ASCII but `"` and `\\`: an ellipsis is written "...", others are replaced)."""
+    parameters = [f'realm="{realm}"']
+    if error:
+        parameters.append(f'error="{error}"')
+    if description:
+        text = description.replace("\u2026", "...")  # an ellipsis, as the details write it
+        text = "".join(c if " " <= c <= "~" and c not in '"\\' else "'" if c == '"' else " " for c in text)
+        parameters.append(f'error_description="{text}"')
+    return f"{scheme} {', '.join(parameters)}"
+
+
 class OAuthError(Exception):
-    """An error of the token endpoint, as RFC 6749 §5.2 words it: 400, or 401 with a Basic challenge for
-    `invalid_client`."""
+    """An error of the token endpoint, as RFC 6749 §5.2 words it: 400, or 401 for `invalid_client`, with a Basic
+    challenge when the client authenticated with HTTP Basic (`response_headers`)."""
 
     def __init__(self, error: str, description: str) -> None:
         super().__init__(description)
@@ -26,9 +41,12 @@ class OAuthError(Exception):
     def status_code(self) -> int:
         return 401 if self.error == "invalid_client" else 400
 
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"WWW-Authenticate": BASIC_CHALLENGE} if self.error == "invalid_client" else {}
+    def response_headers(self, *, basic: bool) -> dict[str, str]:
+        """§5.2: a 401 carries the challenge "matching the authentication scheme used by the client": only a client
+        that sent an Authorization header is challenged; one that sent client_secret in the body is not."""
+        if self.error != "invalid_client" or not basic:
+            return {}
+        return {"WWW-Authenticate": challenge("Basic", error=self.error, description=self.description)}
 
     @property
     def body(self) -> dict[str, str]:
@@ -109,3 +127,18 @@ def token_request_read(*, media_type: str, body: bytes, authorization: str) -> C
     if parameters.get("client_id", client.client_id) != client.client_id:
         raise invalid_request("The client_id parameter is not the ClientID of the Basic credentials.")
     return client
+
+
+def authorization_server_metadata(*, issuer: str) -> dict[str, object]:
+    """RFC 8414 §2's metadata of the authorization server whose issuer identifier is `issuer` (a root's URL without
+    its trailing slash): its token endpoint serves the client-credentials grant only, and there is no authorization
+    endpoint. The member of response types is required, and non-empty for authlib's validation: "none" (registered
+    by OAuth 2.0 Multiple Response Type Encoding Practices) is the one that issues nothing from there."""
+    return {
+        "issuer": issuer,
+        "token_endpoint": f"{issuer}/auth/token",
+        "grant_types_supported": [GRANT_TYPE],
+        "token_endpoint_auth_methods_supported": list(AUTH_METHODS),
+        "response_types_supported": ["none"],
+        "service_documentation": f"{issuer}/schema/",
+    }

@@ -3,14 +3,16 @@ through the model fields (core/db/rows.py), not the ORM's compiler."""
 
 import functools
 import hashlib
+import hmac
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from django.db import connection
 from django.db.models import QuerySet
+from rest_framework_simplejwt.utils import get_md5_hash_password
 
 from core.db.rows import column_sql, instance_from_row, row_converted, table_sql
-from partners.models import ClientId, IntegrationCredential, Partner, User
+from partners.models import ClientId, IntegrationCredential, Partner, TokenFamily, User
 
 _USER_CHECKED = ("id", "partner_id", "is_active", "password")
 _CLIENT_ID_CHECKED = ("id", "partner_id", "environment", "revoked_at", "last_used_at")
@@ -33,6 +35,7 @@ class ApiCaller:
     `user`: the token's user, with what simplejwt's checks (active, password digest) and authorization read; or,
     for a token of the client-credentials grant, its credential (the partner's machine, not a person).
     `client_id_revoked`: for a credential's token, whether the ClientID the credential belongs to is revoked.
+    `token_family_revoked`: for a person's token, whether the login family it is of was revoked (TokenFamily).
     `client_id`: the ClientID whose key the request sent, whoever's it is (None: no such key, or none sent).
     `production_cleared`: whether the user's partner is cleared for production.
     `mapping_version_id`: the mapping version the partner's environment of the request normalizes with (None
@@ -47,6 +50,7 @@ class ApiCaller:
     mapping_version_id: int | None
     has_webhook_endpoints: bool
     client_id_revoked: bool = False
+    token_family_revoked: bool = False
 
     @property
     def person(self) -> User | None:
@@ -99,9 +103,13 @@ def _partner_state_params(environment: str) -> list[object]:
 def _caller_sql(vendor: str) -> str:
     user_columns = ", ".join(column_sql(User, attname, alias="u") for attname in _USER_CHECKED)
     client_id_columns = ", ".join(column_sql(ClientId, attname, alias="c") for attname in _CLIENT_ID_CHECKED)
+    family_revoked = (
+        f"(SELECT {column_sql(TokenFamily, 'revoked_at', alias='f')} FROM {table_sql(TokenFamily, alias='f')} "
+        f"WHERE {column_sql(TokenFamily, 'id', alias='f')} = %s)"
+    )
     return (
         f"SELECT {user_columns}, {client_id_columns}, {column_sql(Partner, 'production_cleared_at', alias='p')}, "
-        f"{_partner_state_sql(column_sql(User, 'partner_id', alias='u'))}"
+        f"{_partner_state_sql(column_sql(User, 'partner_id', alias='u'))}, {family_revoked} "
         f"FROM {table_sql(User, alias='u')} "
         f"LEFT JOIN {table_sql(ClientId, alias='c')} ON {column_sql(ClientId, 'key_hash', alias='c')} = %s "
         f"LEFT JOIN {table_sql(Partner, alias='p')} "
@@ -129,33 +137,38 @@ def _credential_caller_sql(vendor: str) -> str:
     )
 
 
-def api_caller(*, user_id: int, key: str | None, environment: str) -> ApiCaller | None:
-    """The caller of an API request under `environment`'s root whose token names `user_id` and who sent the
-    ClientID `key`, in one statement; None when there is no such user.
+def api_caller(*, user_id: int, key: str | None, environment: str, family_id: int | None = None) -> ApiCaller | None:
+    """The caller of an API request under `environment`'s root whose token names `user_id` (and the login family
+    `family_id`) and who sent the ClientID `key`, in one statement; None when there is no such user.
 
     Read on every request, never cached: a deactivated user, a changed password, a revoked ClientID or clearance
     and a newly published mapping version all apply to the very next request, in every worker.
     """
-    row = _caller_row(_caller_sql(connection.vendor), key=key, environment=environment, caller_id=user_id)
+    sql = _caller_sql(connection.vendor)
+    row = _caller_row(sql, key=key, environment=environment, caller_id=user_id, extra=[family_id])
     if row is None:
         return None
     users, client_ids = len(_USER_CHECKED), len(_CLIENT_ID_CHECKED)
     user = instance_from_row(User, row_converted(User, attnames=_USER_CHECKED, values=row[:users]))
-    cleared_at, version_id, has_endpoints = row[users + client_ids :]
+    cleared_at, version_id, has_endpoints, family_revoked_at = row[users + client_ids :]
     return ApiCaller(
         user=user,
         client_id=_client_id_of(row[users : users + client_ids]),
         production_cleared=cleared_at is not None,
         mapping_version_id=version_id,
         has_webhook_endpoints=bool(has_endpoints),
+        token_family_revoked=family_revoked_at is not None,
     )
 
 
-def _caller_row(sql: str, *, key: str | None, environment: str, caller_id: int) -> tuple | None:
-    """The row of api_caller's or credential_caller's statement: both take the partner state's parameters, the
-    hash of the ClientID sent (None when none was) and the id of the token's user or credential."""
+def _caller_row(
+    sql: str, *, key: str | None, environment: str, caller_id: int, extra: Sequence[object] = ()
+) -> tuple | None:
+    """The row of api_caller's or credential_caller's statement: both take the partner state's parameters, then
+    `extra` (api_caller's login family), the hash of the ClientID sent (None when none was) and the id of the
+    token's user or credential."""
     key = key.strip() if key else ""
-    params = [*_partner_state_params(environment), client_id_hash(key) if key else None, caller_id]
+    params = [*_partner_state_params(environment), *extra, client_id_hash(key) if key else None, caller_id]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone()
@@ -214,3 +227,12 @@ def client_id_credential(*, client_id: ClientId, credential_id: int) -> Integrat
 def partner_credentials(*, partner: Partner) -> QuerySet[IntegrationCredential]:
     """A partner's live credentials, for the console's ClientIDs page."""
     return IntegrationCredential.objects.active().filter(partner=partner)
+
+
+def person_token_live(*, user: User, password_digest: str, family_id: int | None) -> bool:
+    """Whether a person's token issued under `password_digest` (simplejwt's claim; "" when not known) and of the
+    login family `family_id` (None: none) would still be accepted as to both: the password unchanged since, the
+    family not revoked. The user's own state (active, partner) is the caller's to check."""
+    if password_digest and not hmac.compare_digest(password_digest, get_md5_hash_password(user.password)):
+        return False
+    return family_id is None or TokenFamily.objects.filter(pk=family_id, revoked_at__isnull=True).exists()

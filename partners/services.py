@@ -1,4 +1,5 @@
 import hmac
+import logging
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
@@ -19,11 +20,13 @@ from audit.models import AuditAction
 from audit.services import audit_record
 from core.errors import ServiceError
 from partners.choices import CLIENT_ID_PREFIXES, Environment
-from partners.models import ClientId, IntegrationCredential, Partner, User
+from partners.models import ClientId, IntegrationCredential, Partner, TokenFamily, User
 from partners.oauth import invalid_client
 from partners.selectors import ApiCaller, client_id_credentials, client_id_hash, credential_get_by_secret
 from partners.throttling import login_attempt_give_back, login_attempt_take, login_throttled_message
-from partners.tokens import ENVIRONMENT_CLAIM, CredentialAccessToken, user_token_pair
+from partners.tokens import ENVIRONMENT_CLAIM, CredentialAccessToken, token_family_id, user_token_pair
+
+logger = logging.getLogger(__name__)
 
 # --- partners and users -------------------------------------------------------------------------------------------
 
@@ -223,8 +226,12 @@ def user_login(*, email: str, password: str, environment: str, ip: str) -> Login
     return _login_result(user, environment=environment)
 
 
-def _login_result(user: User, *, environment: str) -> LoginResult:
-    access, refresh = user_token_pair(user, environment=environment)
+def _login_result(user: User, *, environment: str, family: TokenFamily | None = None) -> LoginResult:
+    """A new pair for `user`: of a new login's family, or of `family`, whose live refresh token it then is."""
+    family = family or TokenFamily.objects.create(user=user)
+    access, refresh = user_token_pair(user, environment=environment, family=family)
+    family.refresh_jti = refresh[jwt_settings.JTI_CLAIM]
+    family.save(update_fields=["refresh_jti"])
     return LoginResult(token=str(access), expires_in=int(access.lifetime.total_seconds()), refresh_token=str(refresh))
 
 
@@ -246,11 +253,28 @@ class _SpendableRefreshToken(RefreshToken):
         pass
 
 
-@transaction.atomic
+TOKEN_REUSED = (
+    "This refresh token was spent already (each works once), and a spent one used again may have been copied: "
+    "every token of its login, the refresh token that replaced it and the access tokens included, is revoked now. "
+    "Log in again (POST auth/email/login)."
+)
+
+
 def user_token_refresh(*, refresh_token: str, environment: str) -> LoginResult:
     """A new token and refresh token for a refresh token of this environment's login; the old one is spent.
     Refused (401) when it is not valid or expired, of the other root, its user deactivated or their password
-    changed since, or spent (used before, or revoked by an operator)."""
+    changed since, spent or revoked by an operator, or its login's family revoked. A spent one used again (RFC 9700
+    §4.14.2) revokes its family first: that is kept, the answer is 401 `token_reused`."""
+    result = _refresh_token_spend(refresh_token=refresh_token, environment=environment)
+    if result is None:
+        raise TokenRefused(TOKEN_REUSED, code="token_reused")
+    return result
+
+
+@transaction.atomic
+def _refresh_token_spend(*, refresh_token: str, environment: str) -> LoginResult | None:
+    """user_token_refresh's work in one transaction; None when the token was spent and its family is revoked now.
+    The family's row is locked first: of two refreshes with one token, the second waits, then finds it spent."""
     try:
         token = _SpendableRefreshToken(refresh_token)
     except TokenError:
@@ -273,13 +297,42 @@ def user_token_refresh(*, refresh_token: str, environment: str) -> LoginResult:
             "The user's password has been changed since this refresh token was issued; log in again.",
             code="password_changed",
         )
+    family = _family_locked(token, user=user)
+    if family is not None and family.refresh_jti != token[jwt_settings.JTI_CLAIM]:
+        token_family_revoke(family=family)  # a spent token of the family: the answer is TOKEN_REUSED
+        return None
     _, spent_now = token.blacklist()
     if not spent_now:
         raise TokenRefused(
             "This refresh token has been used already (each works once) or was revoked; log in again.",
             code="token_blacklisted",
         )
-    return _login_result(user, environment=environment)
+    return _login_result(user, environment=environment, family=family)
+
+
+def _family_locked(token: RefreshToken, *, user: User) -> TokenFamily | None:
+    """The refresh token's login family, locked for this transaction; None for a token issued before families.
+    Refused when the family was revoked."""
+    family_id = token_family_id(token)
+    if family_id is None:
+        return None
+    family = TokenFamily.objects.select_for_update().filter(pk=family_id, user=user).first()
+    if family is None or family.is_revoked:
+        raise TokenRefused(
+            "Every token of this refresh token's login was revoked, since one of its spent refresh tokens was used "
+            "again (a sign it was copied). Log in again (POST auth/email/login).",
+            code="token_family_revoked",
+        )
+    return family
+
+
+def token_family_revoke(*, family: TokenFamily) -> None:
+    """End every token of a login: its refresh token is refused, and its access tokens from the next request on
+    (partners/authentication.py), as are the export links they asked for."""
+    TokenFamily.objects.filter(pk=family.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    logger.warning(
+        "A spent refresh token of login %s (user %s) was used again: its tokens are revoked", family.pk, family.user_id
+    )
 
 
 # --- integration credentials (the client-credentials grant) ------------------------------------------------------

@@ -71,6 +71,7 @@ class ExportCreateView(APIView):
             requested_by=request.caller.person,
             requested_with=request.client_id,
             requested_by_credential=request.caller.credential,
+            requested_with_token=request.auth,
             exclude_data="data" in body.validated_data.get("exclude", ()),
             updated_date_filter=body.validated_data.get("updatedDate", ""),
         )

@@ -41,10 +41,26 @@ class TokenResponseSerializer(serializers.Serializer):
 
 
 class OAuthErrorSerializer(serializers.Serializer):
-    """RFC 6749 §5.2: the token endpoint's errors (not problem+json)."""
+    """RFC 6749 §5.2: the errors of the token endpoint and of the refresh (not problem+json), whatever refuses the
+    request (partners/oauth_errors.py)."""
 
-    error = serializers.ChoiceField(choices=["invalid_request", "invalid_client", "unsupported_grant_type"])
+    error = serializers.ChoiceField(
+        choices=[
+            "invalid_request",
+            "invalid_client",
+            "invalid_grant",
+            "unsupported_grant_type",
+            "temporarily_unavailable",
+            "server_error",
+        ]
+    )
     error_description = serializers.CharField(required=False)
+    code = serializers.CharField(
+        required=False,
+        help_text="Why, as the problems of the other routes say it (docs/api.md's error table): `throttled`, "
+        "`token_reused`, `password_changed`... Absent from the token endpoint's own invalid_request, invalid_client "
+        "and unsupported_grant_type.",
+    )
 
 
 class CredentialSerializer(serializers.Serializer):

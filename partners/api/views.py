@@ -1,5 +1,6 @@
 from http import HTTPStatus
 
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
@@ -20,7 +21,7 @@ from partners.api.serializers import (
     TokenResponseSerializer,
 )
 from partners.models import IntegrationCredential
-from partners.oauth import OAuthError, token_request_read
+from partners.oauth import OAuthError, authorization_server_metadata, token_request_read
 from partners.selectors import client_id_credential, client_id_credentials
 from partners.services import (
     LoginResult,
@@ -32,6 +33,23 @@ from partners.services import (
 )
 
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}  # RFC 6749 §5.1: answers that carry tokens
+OAUTH_ERROR_DESCRIPTIONS = {
+    400: "`invalid_request`: the request is malformed (its body, a parameter).",
+    413: "`invalid_request`, `code` payload_too_large: the body is larger than the limit.",
+    415: "`invalid_request`, `code` unsupported_media_type: send JSON.",
+    429: "`temporarily_unavailable`, `code` throttled: too many failed attempts; wait for `Retry-After` seconds.",
+    503: "`temporarily_unavailable`: the service is briefly unavailable; send the request again after `Retry-After` "
+    "seconds.",
+}
+
+
+def oauth_error_responses(*statuses: int, descriptions: dict[int, str] | None = None) -> dict:
+    """The answers of the token routes that are not tokens: RFC 6749 §5.2 JSON (partners/oauth_errors.py)."""
+    descriptions = {**OAUTH_ERROR_DESCRIPTIONS, **(descriptions or {})}
+    return {
+        (status, "application/json"): OpenApiResponse(OAuthErrorSerializer, description=descriptions[status])
+        for status in statuses
+    }
 
 
 def _token_answer(result: LoginResult) -> Response:
@@ -115,14 +133,26 @@ class TokenRefreshView(APIView):
         summary="Renew a login's token",
         description=(
             "Exchange the `refreshToken` of POST auth/email/login (or of an earlier refresh) for a new token and a "
-            "new refresh token. Each refresh token works once. Refused (401, `code` saying why) when it has "
-            "expired, was used before, is of the other root, or its user was deactivated or changed their password."
+            "new refresh token. Each refresh token works once: a spent one sent again may have been copied, so it "
+            "revokes every token of its login (the refresh token that replaced it and the access tokens issued with "
+            "them, refused from the next request on; RFC 9700 §4.14.2), and the answer says so (`token_reused`). "
+            "Refused (401 `invalid_grant`, `code` saying why) when it has expired, was used before, is of the other "
+            "root, or its user was deactivated or changed their password. Errors are RFC 6749 §5.2's "
+            '`{"error", "error_description", "code"}`.'
         ),
         request=RefreshSerializer,
         responses={
             200: LoginWithRefreshResponseSerializer,
-            **problem_responses(
-                400, 401, 415, 503, descriptions={401: "The refresh token is spent, expired, or no longer valid."}
+            **oauth_error_responses(
+                400,
+                401,
+                413,
+                415,
+                503,
+                descriptions={
+                    401: "`invalid_grant`: the refresh token is spent, expired, or no longer valid; `code` says why "
+                    "(`token_reused`: a spent one used again, which revoked every token of its login)."
+                },
             ),
         },
         auth=[],
@@ -151,17 +181,28 @@ class TokenView(APIView):
             "body (`application/x-www-form-urlencoded`, as OAuth clients send it; a JSON object of the same members "
             "is read too). The token acts for your partner, not a "
             "person: send it with the same ClientID. It ends when it expires or its secret or ClientID is revoked. "
-            'Errors are RFC 6749 §5.2\'s `{"error", "error_description"}`. Failed attempts are throttled as '
-            "logins are (429)."
+            'Every error is RFC 6749 §5.2\'s `{"error", "error_description"}` (with `code` when the service\'s '
+            "own reason has one), 429 and 503 included. Failed attempts are throttled as logins are (429 "
+            "`temporarily_unavailable`, `Retry-After`). OAuth clients discover this endpoint by RFC 8414 at "
+            "`/.well-known/oauth-authorization-server/<root>` (or `.well-known/oauth-authorization-server` under the "
+            "root)."
         ),
         # One media type, the one OAuth clients send: of a body with two, openapi-python-client 0.29 writes a module
         # that does not import (its issue #1451; docs/decisions.md).
         request={"application/x-www-form-urlencoded": TokenRequestSerializer},
         responses={
             200: TokenResponseSerializer,
-            400: OpenApiResponse(OAuthErrorSerializer, description="invalid_request or unsupported_grant_type."),
-            401: OpenApiResponse(OAuthErrorSerializer, description="invalid_client (WWW-Authenticate: Basic)."),
-            **problem_responses(413, 429, 503),
+            **oauth_error_responses(
+                400,
+                401,
+                413,
+                429,
+                503,
+                descriptions={
+                    400: "`invalid_request` or `unsupported_grant_type`.",
+                    401: "`invalid_client`; `WWW-Authenticate: Basic` when the client authenticated by HTTP Basic.",
+                },
+            ),
         },
         examples=[
             OpenApiExample(
@@ -177,11 +218,12 @@ class TokenView(APIView):
         auth=[],
     )
     def post(self, request: Request, environment: str) -> Response:
+        authorization = request.headers.get("Authorization", "")
         try:
             client = token_request_read(
                 media_type=(request.content_type or "").split(";", 1)[0].strip().lower(),
                 body=request.body,
-                authorization=request.headers.get("Authorization", ""),
+                authorization=authorization,
             )
             grant = credential_token_issue(
                 client_key=client.client_id,
@@ -190,9 +232,25 @@ class TokenView(APIView):
                 ip=request_client_ip(request),
             )
         except OAuthError as error:
-            return Response(error.body, status=error.status_code, headers={**error.headers, **NO_STORE})
+            headers = error.response_headers(basic=bool(authorization.strip()))
+            return Response(error.body, status=error.status_code, headers={**headers, **NO_STORE})
         body = {"access_token": grant.access_token, "token_type": "Bearer", "expires_in": grant.expires_in}
         return Response(body, headers=NO_STORE)
+
+
+class AuthorizationServerMetadataView(APIView):
+    """GET .well-known/oauth-authorization-server: RFC 8414 metadata of the root's token endpoint, for OAuth
+    clients' discovery. Served under the root and at RFC 8414 §3.1's address for an issuer with a path
+    (/.well-known/oauth-authorization-server/<root>); the issuer is the root's URL."""
+
+    authentication_classes = []
+    permission_classes = []
+    throttle_classes: list = []
+
+    @extend_schema(exclude=True)  # discovery for OAuth clients, not an operation of the API
+    def get(self, request: Request, environment: str) -> Response:
+        issuer = request.build_absolute_uri(reverse(f"{environment}:token")).removesuffix("/auth/token")
+        return Response(authorization_server_metadata(issuer=issuer))
 
 
 class PersonRequired(ServiceError):

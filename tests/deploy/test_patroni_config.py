@@ -105,8 +105,8 @@ def test_pgbouncer_reaches_the_cluster_only_through_haproxy():
 def test_the_service_s_routes_never_name_a_node():
     built = cluster()
 
-    assert built.web_urls()["DATABASE_URL"] == "postgres://postgres@127.0.0.1:6432/service"
-    assert built.web_urls()["DATABASE_REPLICA_URLS"] == "postgres://postgres@127.0.0.1:6432/service_replica"
+    assert built.web_urls()["DATABASE_URL"] == "postgres://integration_web@127.0.0.1:6432/service"
+    assert built.web_urls()["DATABASE_REPLICA_URLS"] == "postgres://integration_web@127.0.0.1:6432/service_replica"
     assert built.worker_urls() == {"DATABASE_URL": "postgres://postgres@127.0.0.1:5000/service"}
 
 

@@ -14,7 +14,7 @@ from exports.models import Export
 from partners.models import ClientId, User
 from partners.services import client_id_issue, client_id_revoke
 from readiness.clearance import partner_revoke_production_clearance
-from tests.conftest import PRODUCTION, SANDBOX, problem, url
+from tests.conftest import PASSWORD, PRODUCTION, SANDBOX, problem, url
 from tests.exports.conftest import ndjson
 
 pytestmark = pytest.mark.django_db
@@ -174,6 +174,35 @@ def test_the_link_stops_at_once_when_its_user_is_deactivated(link, user):
 
     assert response.status_code == HTTPStatus.NOT_FOUND
     assert response.json() == INVALID
+
+
+def test_the_link_stops_at_once_when_its_users_password_changes(link, user):
+    assert APIClient().get(link).status_code == HTTPStatus.OK
+    user.set_password("a new password, changed")
+    user.save()
+
+    response = APIClient().get(link)
+
+    assert response.status_code == HTTPStatus.NOT_FOUND
+    assert response.json() == INVALID
+
+
+def test_the_link_stops_when_the_login_that_asked_for_it_is_revoked(
+    user, sandbox_key, partner, make_project, export_done
+):
+    login = APIClient().post(url(SANDBOX, "login"), {"email": user.email, "password": PASSWORD}, format="json").json()
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {login['token']}", HTTP_CLIENTID=sandbox_key)
+    make_project(partner, external_id="HS-1", source_data={"a": 1})
+    link = export_done(client)["downloadUrl"]
+    refresh = url(SANDBOX, "token-refresh")
+    assert APIClient().post(refresh, {"refreshToken": login["refreshToken"]}, format="json").status_code == 200
+    assert APIClient().get(link).status_code == HTTPStatus.OK
+
+    replayed = APIClient().post(refresh, {"refreshToken": login["refreshToken"]}, format="json")
+
+    assert replayed.json()["code"] == "token_reused"
+    assert APIClient().get(link).json() == INVALID
 
 
 def test_a_production_link_stops_when_the_partner_loses_its_clearance(

@@ -420,7 +420,10 @@ def test_the_other_roots_token_is_401(call, client_for, user, sandbox_key):
     response = call(client_for(user, PRODUCTION, sandbox_key))
 
     assert response.status_code == HTTPStatus.UNAUTHORIZED
-    assert response["WWW-Authenticate"] == 'Bearer realm="integration"'
+    assert response["WWW-Authenticate"] == (
+        'Bearer realm="integration", error="invalid_token", error_description="This token was not issued for the '
+        'sandbox environment; log in under this root."'
+    )
     assert response.json() == problem(
         401, "This token was not issued for the sandbox environment; log in under this root.", "token_wrong_environment"
     )

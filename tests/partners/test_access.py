@@ -42,6 +42,11 @@ def forbidden(detail: str) -> dict:
     return problem(403, detail, "client_id_rejected")
 
 
+def invalid_token(description: str, realm: str = "integration") -> str:
+    """RFC 6750 §3's challenge for a bearer token refused."""
+    return f'Bearer realm="{realm}", error="invalid_token", error_description="{description}"'
+
+
 def client_with(headers: dict) -> APIClient:
     client = APIClient()
     client.credentials(**headers)
@@ -76,14 +81,20 @@ class TestToken:
             "not_authenticated",
         )
 
-    @pytest.mark.parametrize("header", ["Bearer not.a.jwt", "Bearer ", "Basic dXNlcjpwYXNz", "Bearer a b"])
-    def test_malformed_token_is_401(self, method, name, kwargs, environment, header, sandbox_key):
+    @pytest.mark.parametrize(
+        ("header", "token_sent"),
+        [("Bearer not.a.jwt", True), ("Bearer a b", True), ("Bearer ", False), ("Basic dXNlcjpwYXNz", False)],
+    )
+    def test_malformed_token_is_401(self, method, name, kwargs, environment, header, token_sent, sandbox_key):
         client = client_with({"HTTP_AUTHORIZATION": header, "HTTP_CLIENTID": sandbox_key})
 
         response = call(client, method, environment, name, kwargs)
 
         assert response.status_code == HTTPStatus.UNAUTHORIZED
-        assert response["WWW-Authenticate"] == 'Bearer realm="integration"'
+        if token_sent:  # RFC 6750 §3: the token presented is refused, and the challenge says why
+            assert response["WWW-Authenticate"] == invalid_token(response.json()["detail"])
+        else:  # §3.1: no token was presented, so no error code
+            assert response["WWW-Authenticate"] == 'Bearer realm="integration"'
 
     def test_expired_token_is_401(self, method, name, kwargs, environment, user, sandbox_key):
         token = AccessToken.for_user(user)
@@ -93,12 +104,13 @@ class TestToken:
 
         response = call(client, method, environment, name, kwargs)
 
-        assert response.status_code == HTTPStatus.UNAUTHORIZED
-        assert response.json() == unauthorized(
-            f"The token is not valid or has expired. Get a new one (POST {url(environment, 'token')} with your client "
-            f"secret, or log in again at POST {url(environment, 'login')}) and send it.",
-            "token_not_valid",
+        detail = (
+            f"The token has expired. Get a new one (POST {url(environment, 'token')} with your client secret, or log "
+            f"in again at POST {url(environment, 'login')}) and send it."
         )
+        assert response.status_code == HTTPStatus.UNAUTHORIZED
+        assert response.json() == unauthorized(detail, "token_not_valid")
+        assert response["WWW-Authenticate"] == invalid_token(detail)
 
     def test_token_signed_with_another_key_is_401(self, method, name, kwargs, environment, user, settings):
         token = token_for(user, environment)
@@ -108,7 +120,13 @@ class TestToken:
 
         response = call(client, method, environment, name, kwargs)
 
+        detail = (
+            f"The token is not valid (its signature or form is wrong). Get a new one (POST {url(environment, 'token')} "
+            f"with your client secret, or log in again at POST {url(environment, 'login')}) and send it."
+        )
         assert response.status_code == HTTPStatus.UNAUTHORIZED
+        assert response.json() == unauthorized(detail, "token_not_valid")
+        assert response["WWW-Authenticate"] == invalid_token(detail)
 
     def test_token_of_the_other_environment_is_401(self, method, name, kwargs, environment, user, sandbox_key):
         other = PRODUCTION if environment == SANDBOX else SANDBOX

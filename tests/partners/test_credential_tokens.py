@@ -90,7 +90,10 @@ def test_revoking_the_credential_refuses_its_token_at_once(credential, sandbox_k
     response = client.get(url(SANDBOX, "project-list"))
 
     assert response.status_code == HTTPStatus.UNAUTHORIZED
-    assert response["WWW-Authenticate"] == 'Bearer realm="integration"'
+    assert response["WWW-Authenticate"] == (
+        'Bearer realm="integration", error="invalid_token", error_description="The client secret this token was '
+        'obtained with has been revoked; get a token with a live one (POST auth/token)."'
+    )
     assert response.json() == problem(
         401,
         "The client secret this token was obtained with has been revoked; get a token with a live one "

@@ -1,4 +1,5 @@
-"""The e-mail login's refresh token (CONTRACT §18): POST auth/token/refresh rotates it; each works once."""
+"""The e-mail login's refresh token (CONTRACT §18): POST auth/token/refresh rotates it; each works once, and a spent
+one used again revokes every token of its login (RFC 9700 §4.14.2). Its errors are RFC 6749 §5.2's JSON."""
 
 from http import HTTPStatus
 
@@ -7,7 +8,8 @@ from rest_framework.test import APIClient
 from rest_framework_simplejwt.token_blacklist.models import BlacklistedToken, OutstandingToken
 from rest_framework_simplejwt.tokens import AccessToken, RefreshToken
 
-from tests.conftest import PASSWORD, PRODUCTION, SANDBOX, problem, url
+from partners.models import TokenFamily
+from tests.conftest import PASSWORD, PRODUCTION, SANDBOX, url
 
 pytestmark = pytest.mark.django_db
 
@@ -22,6 +24,26 @@ def login(environment=SANDBOX) -> dict:
 
 def refresh(token, environment=SANDBOX, **kwargs):
     return APIClient().post(url(environment, "token-refresh"), {"refreshToken": token}, format="json", **kwargs)
+
+
+def refused(response, code, description=None, *, status=HTTPStatus.UNAUTHORIZED, error="invalid_grant") -> dict:
+    """An RFC 6749 §5.2 error as OAuth clients read it, `code` saying why; no challenge (no client authentication)."""
+    assert response.status_code == status, response.content
+    assert response["Content-Type"] == "application/json"
+    assert response["Cache-Control"] == "no-store"
+    assert "WWW-Authenticate" not in response
+    body = response.json()
+    assert list(body) == ["error", "error_description", "code"]
+    assert (body["error"], body["code"]) == (error, code)
+    if description is not None:
+        assert body["error_description"] == description
+    return body
+
+
+def pull(token: str, sandbox_key: str):
+    return APIClient().get(
+        url(SANDBOX, "project-list"), HTTP_AUTHORIZATION=f"Bearer {token}", HTTP_CLIENTID=sandbox_key
+    )
 
 
 def test_the_login_answers_a_refresh_token_and_no_store(user):
@@ -53,25 +75,75 @@ def test_a_refresh_answers_a_new_pair_and_spends_the_old(user, sandbox_key):
     assert OutstandingToken.objects.count() == 2
 
 
-def test_a_refresh_token_used_twice_is_401(user):
+REUSED = (
+    "This refresh token was spent already (each works once), and a spent one used again may have been copied: every "
+    "token of its login, the refresh token that replaced it and the access tokens included, is revoked now. Log in "
+    "again (POST auth/email/login)."
+)
+FAMILY_REVOKED = (
+    "Every token of this refresh token's login was revoked, since one of its spent refresh tokens was used again (a "
+    "sign it was copied). Log in again (POST auth/email/login)."
+)
+
+
+def test_a_refresh_token_used_twice_revokes_its_whole_login(user, sandbox_key):
     first = login()
-    refresh(first["refreshToken"])
+    second = refresh(first["refreshToken"]).json()
+    assert pull(second["token"], sandbox_key).status_code == HTTPStatus.OK
 
-    response = refresh(first["refreshToken"])
+    refused(refresh(first["refreshToken"]), "token_reused", REUSED)
 
-    assert response.status_code == HTTPStatus.UNAUTHORIZED
-    assert response.json() == problem(
-        401,
-        "This refresh token has been used already (each works once) or was revoked; log in again.",
-        "token_blacklisted",
-    )
+    refused(refresh(second["refreshToken"]), "token_family_revoked", FAMILY_REVOKED)
+    for token in (first["token"], second["token"]):  # refused on the very next request
+        response = pull(token, sandbox_key)
+        assert response.status_code == HTTPStatus.UNAUTHORIZED
+        detail = response.json()["detail"]
+        assert response.json()["code"] == "token_family_revoked"
+        assert response["WWW-Authenticate"] == (
+            f'Bearer realm="integration", error="invalid_token", error_description="{detail}"'
+        )
+    assert TokenFamily.objects.get().is_revoked
 
 
-def test_an_operator_revoked_refresh_token_is_401(user):
+def test_the_replacement_used_again_revokes_the_login_too(user, sandbox_key):
+    first = login()
+    second = refresh(first["refreshToken"]).json()
+    third = refresh(second["refreshToken"]).json()
+
+    refused(refresh(second["refreshToken"]), "token_reused", REUSED)
+
+    refused(refresh(third["refreshToken"]), "token_family_revoked", FAMILY_REVOKED)
+    assert pull(third["token"], sandbox_key).json()["code"] == "token_family_revoked"
+
+
+def test_a_reuse_leaves_the_users_other_logins_alone(user, sandbox_key):
+    phone, laptop = login(), login()
+    refresh(phone["refreshToken"])
+
+    refused(refresh(phone["refreshToken"]), "token_reused")
+
+    assert pull(laptop["token"], sandbox_key).status_code == HTTPStatus.OK
+    assert refresh(laptop["refreshToken"]).status_code == HTTPStatus.OK
+
+
+def test_an_operator_revoked_refresh_token_is_401(user, sandbox_key):
     first = login()
     RefreshToken(first["refreshToken"]).blacklist()
 
-    assert refresh(first["refreshToken"]).json()["code"] == "token_blacklisted"
+    refused(refresh(first["refreshToken"]), "token_blacklisted")
+    assert pull(first["token"], sandbox_key).status_code == HTTPStatus.OK  # not a reuse: its access token lives on
+
+
+def test_a_refresh_token_issued_before_login_families_still_works_once(user):
+    token = RefreshToken.for_user(user)
+    token["env"] = SANDBOX
+
+    assert refresh(str(token)).status_code == HTTPStatus.OK
+    refused(
+        refresh(str(token)),
+        "token_blacklisted",
+        "This refresh token has been used already (each works once) or was revoked; log in again.",
+    )
 
 
 def test_a_password_change_ends_the_refresh_token(user):
@@ -79,13 +151,10 @@ def test_a_password_change_ends_the_refresh_token(user):
     user.set_password("another " + PASSWORD)
     user.save()
 
-    response = refresh(first["refreshToken"])
-
-    assert response.status_code == HTTPStatus.UNAUTHORIZED
-    assert response.json() == problem(
-        401,
-        "The user's password has been changed since this refresh token was issued; log in again.",
+    refused(
+        refresh(first["refreshToken"]),
         "password_changed",
+        "The user's password has been changed since this refresh token was issued; log in again.",
     )
 
 
@@ -94,9 +163,7 @@ def test_a_deactivation_ends_the_refresh_token(user):
     user.is_active = False
     user.save()
 
-    response = refresh(first["refreshToken"])
-
-    assert response.json() == problem(401, "The user of this refresh token has been deactivated.", "user_inactive")
+    refused(refresh(first["refreshToken"]), "user_inactive", "The user of this refresh token has been deactivated.")
 
 
 def test_a_deleted_user_ends_the_refresh_token(user, partner):
@@ -124,10 +191,10 @@ def test_a_sandbox_refresh_token_on_the_production_root_is_401(user):
     ],
 )
 def test_a_malformed_refresh_token_is_401(user, token):
-    response = refresh(token)
-
-    assert response.json() == problem(
-        401, "The refresh token is not valid or has expired; log in again (POST auth/email/login).", "token_not_valid"
+    refused(
+        refresh(token),
+        "token_not_valid",
+        "The refresh token is not valid or has expired; log in again (POST auth/email/login).",
     )
 
 
@@ -155,14 +222,20 @@ def test_an_expired_refresh_token_is_401(user):
 def test_a_bad_body_is_400(user, body):
     response = APIClient().post(url(SANDBOX, "token-refresh"), body, format="json")
 
-    assert response.status_code == HTTPStatus.BAD_REQUEST
-    assert response["Content-Type"] == "application/problem+json"
+    description = refused(response, "invalid", status=HTTPStatus.BAD_REQUEST, error="invalid_request")
+    assert description["error_description"].startswith("refreshToken: ")
 
 
 def test_a_body_not_json_is_415(user):
     response = APIClient().post(url(SANDBOX, "token-refresh"), "refreshToken=x", content_type="text/plain")
 
-    assert response.status_code == HTTPStatus.UNSUPPORTED_MEDIA_TYPE
+    refused(
+        response,
+        "unsupported_media_type",
+        'Unsupported media type "text/plain" in request.',
+        status=HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
+        error="invalid_request",
+    )
 
 
 def test_a_body_not_in_its_charset_is_400(user):
@@ -170,5 +243,4 @@ def test_a_body_not_in_its_charset_is_400(user):
         url(SANDBOX, "token-refresh"), b'{"refreshToken": "\xff"}', content_type="application/json"
     )
 
-    assert response.status_code == HTTPStatus.BAD_REQUEST
-    assert response.json()["code"] == "parse_error"
+    refused(response, "parse_error", status=HTTPStatus.BAD_REQUEST, error="invalid_request")

@@ -50,18 +50,26 @@ def assert_token(response, environment=SANDBOX):
     return body["access_token"]
 
 
-def assert_oauth_error(response, status, error, description=None):
+def assert_oauth_error(response, status, error, description=None, *, basic=True, code=None):
+    """An RFC 6749 §5.2 error: JSON, never stored; `code` for the answers not of the token view's own (throttled,
+    too large...); the Basic challenge on a 401 only when the client authenticated with HTTP Basic."""
     assert response.status_code == status, response.content
     assert response["Content-Type"] == "application/json"
+    assert (response["Cache-Control"], response["Pragma"]) == ("no-store", "no-cache")
     body = response.json()
     assert body["error"] == error
-    assert list(body) == ["error", "error_description"]
+    assert list(body) == ["error", "error_description", *(["code"] if code else [])]
+    if code is not None:
+        assert body["code"] == code
     if description is not None:
         assert body["error_description"] == description
-    if status == 401:
-        assert response["WWW-Authenticate"] == 'Basic realm="integration"'
+    if status == 401 and basic:
+        assert response["WWW-Authenticate"] == (
+            f'Basic realm="integration", error="invalid_client", error_description="{body["error_description"]}"'
+        )
     else:
         assert "WWW-Authenticate" not in response
+    return body
 
 
 def test_basic_authentication_with_a_form_body(sandbox_key, secret):
@@ -188,8 +196,14 @@ def test_another_partners_client_id_with_our_secret_is_401(other_partner, secret
         pytest.param(f"{GRANT}&client_secret=cs_x", id="no-client-id"),
     ],
 )
-def test_no_client_authentication_is_401(body):
-    assert_oauth_error(ask(body), HTTPStatus.UNAUTHORIZED, "invalid_client")
+def test_no_client_authentication_is_401_without_a_challenge(body):
+    assert_oauth_error(ask(body), HTTPStatus.UNAUTHORIZED, "invalid_client", basic=False)
+
+
+def test_a_wrong_secret_in_the_body_is_401_without_a_challenge(sandbox_key, secret):
+    response = ask(f"{GRANT}&client_id={quote_plus(sandbox_key)}&client_secret=cs_wrong")
+
+    assert_oauth_error(response, HTTPStatus.UNAUTHORIZED, "invalid_client", WRONG["error_description"], basic=False)
 
 
 @pytest.mark.parametrize(
@@ -253,13 +267,52 @@ def test_failed_attempts_are_throttled_as_logins_are(sandbox_key, secret, settin
 
     response = ask(GRANT, authorization=basic(sandbox_key, secret))
 
-    assert response.status_code == HTTPStatus.TOO_MANY_REQUESTS
-    assert response["Content-Type"] == "application/problem+json"
+    body = assert_oauth_error(response, HTTPStatus.TOO_MANY_REQUESTS, "temporarily_unavailable", code="throttled")
     assert int(response["Retry-After"]) > 0
-    assert response.json()["code"] == "throttled"
+    assert body["error_description"].startswith("Too many failed logins")
 
 
 def test_only_post_is_allowed(sandbox_key):
     response = Client().get(url(SANDBOX, "token"))
 
-    assert response.status_code == HTTPStatus.METHOD_NOT_ALLOWED
+    assert_oauth_error(
+        response,
+        HTTPStatus.METHOD_NOT_ALLOWED,
+        "invalid_request",
+        'Method "GET" not allowed.',
+        code="method_not_allowed",
+    )
+    assert response["Allow"] == "POST, OPTIONS"
+
+
+@pytest.mark.parametrize("path", ["token", "token-refresh"])
+@pytest.mark.parametrize("trailing_slash", ["", "/"])
+def test_a_body_over_the_limit_is_413_as_an_oauth_error(settings, path, trailing_slash):
+    settings.PUSH_MAX_BODY_BYTES = 100
+
+    response = Client().post(url(SANDBOX, path) + trailing_slash, data="x" * 101, content_type=FORM)
+
+    assert_oauth_error(
+        response,
+        HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+        "invalid_request",
+        "The request body is larger than the limit of 100 bytes.",
+        code="payload_too_large",
+    )
+
+
+def test_an_outage_is_503_as_an_oauth_error_with_retry_after(redis_unreachable, sandbox_key, secret):
+    response = ask(GRANT, authorization=basic(sandbox_key, secret))
+
+    body = assert_oauth_error(response, HTTPStatus.SERVICE_UNAVAILABLE, "temporarily_unavailable", code="unavailable")
+    assert response["Retry-After"] == "2"
+    assert body["error_description"].startswith("The rate-limit store is briefly unreachable.")
+
+
+def test_other_routes_keep_their_problems(settings):
+    settings.PUSH_MAX_BODY_BYTES = 100
+
+    response = Client().post(url(SANDBOX, "login"), data="x" * 101, content_type="application/json")
+
+    assert response.status_code == HTTPStatus.REQUEST_ENTITY_TOO_LARGE
+    assert response["Content-Type"] == "application/problem+json"

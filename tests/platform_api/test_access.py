@@ -44,7 +44,13 @@ def call(client: APIClient, method: str, path: str):
 def assert_401(response, body: dict) -> None:
     assert response.status_code == HTTPStatus.UNAUTHORIZED
     assert response["Content-Type"] == "application/problem+json"
-    assert response["WWW-Authenticate"] == 'Bearer realm="platform"'
+    # RFC 6750 §3: a bearer token presented and refused is `invalid_token`, said why; nothing presented (no header,
+    # another scheme) gets the bare challenge (§3.1).
+    scheme, _, token = response.wsgi_request.META.get("HTTP_AUTHORIZATION", "").strip().partition(" ")
+    challenge = 'Bearer realm="platform"'
+    if scheme.lower() == "bearer" and token.strip():
+        challenge += f', error="invalid_token", error_description="{body["detail"].replace("…", "...")}"'
+    assert response["WWW-Authenticate"] == challenge
     assert response.json() == body
 
 

@@ -213,6 +213,42 @@ def test_a_body_over_its_routes_limit_is_413_without_waiting_for_it(address, pat
     }
 
 
+@pytest.mark.parametrize(
+    ("path", "error"),
+    [
+        pytest.param(b"/sandbox/api/v1/auth/token", "invalid_request", id="token"),
+        pytest.param(b"/api/v1/auth/token/refresh/", "invalid_request", id="refresh"),
+    ],
+)
+@pytest.mark.parametrize(
+    ("field", "status", "description", "code"),
+    [
+        pytest.param(
+            b"Content-Length: 2000000",
+            b"413 Request Entity Too Large",
+            "The request body is larger than the limit of 1048576 bytes.",
+            "payload_too_large",
+            id="413",
+        ),
+        pytest.param(
+            b"Transfer-Encoding: chunked",
+            b"411 Length Required",
+            "Send the body with a Content-Length header (chunked bodies are not read).",
+            "length_required",
+            id="411",
+        ),
+    ],
+)
+def test_the_token_routes_refusals_are_oauth_errors(address, path, error, field, status, description, code):
+    answer = exchange(address, push_head(field, path=path), b"5\r\nab")
+
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 " + status + b"\r\n")
+    assert b"Content-Type: application/json\r\n" in head
+    assert b"Cache-Control: no-store\r\n" in head
+    assert json.loads(body) == {"error": error, "error_description": description, "code": code}
+
+
 HEAD = b"POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\n"
 
 

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('exports', '0003_export_requested_by_credential'),
+        ('exports', '0004_requested_token'),
     ]
 
     operations = [
