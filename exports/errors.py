@@ -17,3 +17,12 @@ class ExportLinkInvalid(ServiceError):
 class ExportLinkExpired(ServiceError):
     status_code = status.HTTP_410_GONE
     code = "expired"
+
+
+class ExportWithdrawn(ServiceError):
+    status_code = status.HTTP_410_GONE
+    code = "export_withdrawn"
+    default_detail = (
+        "This export was withdrawn: a project it held was erased (its file is deleted). Ask for a new export "
+        "(POST integration/exports)."
+    )

@@ -72,6 +72,9 @@ class Export(models.Model):
     file_size = models.PositiveBigIntegerField(null=True, blank=True, help_text="Bytes.")
     expires_at = models.DateTimeField(null=True, blank=True, help_text="The download link works until then.")
     error = models.TextField(blank=True, help_text="Why the run failed, for operators.")
+    # CONTRACT §22: a project it may hold was erased. Its file is deleted and its link answers 410; a run that took
+    # its snapshot before the erasure committed is not kept (exports/runs.py).
+    withdrawn_at = models.DateTimeField(null=True, blank=True, help_text="When an erasure withdrew it.")
 
     class Meta:
         ordering = ["-requested_at"]

@@ -54,7 +54,9 @@ def export_execute(*, export_id: str) -> None:
     export_spools_sweep()
     dead_runs_files_remove(export)
     active = Export.objects.filter(pk=export.pk, status__in=ACTIVE_STATUSES)
-    active.update(status=ExportStatus.RUNNING, started_at=timezone.now(), count=None, done=0)
+    # An erasure that withdrew it has committed (this waits for its lock): the snapshot taken after cannot hold the
+    # erased project. One committing later withdraws it again, and the file is not kept (below).
+    active.update(status=ExportStatus.RUNNING, started_at=timezone.now(), count=None, done=0, withdrawn_at=None)
     try:
         written = read_on_replica(lambda: _export_write(export))  # a replica's snapshot, if one may serve
     except Exception as error:
@@ -68,7 +70,7 @@ def export_execute(*, export_id: str) -> None:
         raise
     finished = timezone.now()
     try:
-        kept = Export.objects.filter(pk=export.pk, status=ExportStatus.RUNNING).update(
+        kept = Export.objects.filter(pk=export.pk, status=ExportStatus.RUNNING, withdrawn_at__isnull=True).update(
             status=ExportStatus.DONE,
             finished_at=finished,
             expires_at=finished + timedelta(seconds=settings.EXPORT_DOWNLOAD_TTL_SECONDS),
@@ -81,8 +83,14 @@ def export_execute(*, export_id: str) -> None:
     except BaseException:  # not recorded (the database went away): a file no export owns; the task runs again
         storage_delete_quietly(written.file_name)
         raise
-    if not kept:  # another run of it finished first, or prune_exports gave it up as stale
+    if not kept:  # another run of it finished first, prune_exports gave it up as stale, or an erasure withdrew it
         exports_storage().delete(written.file_name)
+        Export.objects.filter(pk=export.pk, status=ExportStatus.RUNNING, withdrawn_at__isnull=False).update(
+            status=ExportStatus.FAILED,
+            finished_at=finished,
+            expires_at=finished + timedelta(seconds=settings.EXPORT_DOWNLOAD_TTL_SECONDS),
+            error="Withdrawn: a project in its snapshot was erased while it ran (CONTRACT §22). Ask for a new one.",
+        )
 
 
 def _export_write(export: Export) -> _Written:

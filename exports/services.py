@@ -6,12 +6,13 @@ from datetime import UTC, datetime, timedelta
 from django.conf import settings
 from django.core.files import File
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from rest_framework_simplejwt.tokens import Token
 
 from core.time import iso_datetime
-from exports.choices import ExportStatus
-from exports.errors import ExportLinkExpired, ExportLinkInvalid, ExportsBusy
+from exports.choices import ACTIVE_STATUSES, ExportStatus
+from exports.errors import ExportLinkExpired, ExportLinkInvalid, ExportsBusy, ExportWithdrawn
 from exports.files import export_orphans_remove, export_spools_sweep, exports_storage
 from exports.links import link_expiry
 from exports.models import Export
@@ -118,6 +119,8 @@ def export_file_open(*, environment: str, export_id: str, expires: str, signatur
         raise gone
     if not _credentials_live(export):
         raise ExportLinkInvalid()  # the answer of a link never given: nothing tells why
+    if export.withdrawn_at is not None:
+        raise ExportWithdrawn()
     try:
         return export, exports_storage().open(export.file_name, "rb")
     except FileNotFoundError:
@@ -156,3 +159,21 @@ def export_delete(*, export: Export) -> None:
     if export.file_name:
         exports_storage().delete(export.file_name)
     Export.objects.filter(pk=export.pk).delete()
+
+
+def exports_withdraw(*, partner_id: int, environment: str, since: datetime) -> int:
+    """Withdraw the exports of a partner environment that may hold a project being erased (CONTRACT §22), in the
+    caller's transaction: those done since `since` (the project's first push: one done before cannot hold it),
+    their files deleted now, and those queued or running, whose run keeps its file only if its snapshot was taken
+    after this transaction committed (exports/runs.py). How many. A done export's link then answers 410."""
+    now = timezone.now()
+    exports = Export.objects.filter(partner_id=partner_id, environment=environment).filter(
+        Q(status__in=ACTIVE_STATUSES) | Q(status=ExportStatus.DONE, finished_at__gte=since, withdrawn_at__isnull=True)
+    )
+    withdrawn = 0
+    for export in exports.select_for_update().only("pk", "status", "file_name"):
+        if export.status == ExportStatus.DONE and export.file_name:
+            exports_storage().delete(export.file_name)  # deleted before the erasure is recorded as done
+        Export.objects.filter(pk=export.pk).update(withdrawn_at=now)
+        withdrawn += 1
+    return withdrawn

@@ -29,7 +29,7 @@ from ingest.services import (
 )
 from partners.models import ClientId, User
 from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
-from projects.errors import ProjectNotFound
+from projects.errors import ProjectErased, ProjectNotFound
 from projects.models import Project
 from projects.services import project_placeholders_remove, projects_lock_or_create
 from projects.totals import projects_changed
@@ -106,6 +106,10 @@ def push_batch_receive(
     for record in records:
         project = projects[record.external_id]
         created = record.external_id in created_ids and record.external_id not in changed_projects
+        if project.erased_date is not None:  # CONTRACT §22: nothing of a record of it is stored
+            refusal = ProjectErased.for_push(project)
+            results.append(RecordRefused(status=refusal.status_code, detail=refusal.detail, code=refusal.code))
+            continue
         if record.deleted:
             if created:  # not pushed before this record: nothing to delete
                 refusal = ProjectNotFound()

@@ -21,7 +21,7 @@ from mappings.selectors import mapping_rules_for_partner
 from partners.choices import Environment
 from partners.models import ClientId, User
 from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
-from projects.errors import ProjectNotFound
+from projects.errors import ProjectErased, ProjectNotFound
 from projects.models import Project
 from projects.services import project_restore_write, project_tombstone_write
 from projects.totals import projects_changed
@@ -29,7 +29,16 @@ from webhooks.services import project_event_endpoints, project_events_record
 
 _EXTERNAL_ID_MAX_LENGTH = Project._meta.get_field("external_id").max_length
 # What a delete reads and answers: a tombstone's members.
-_DELETE_STATE = ("id", "partner_id", "environment", "external_id", "submitted_date", "updated_date", "deleted_date")
+_DELETE_STATE = (
+    "id",
+    "partner_id",
+    "environment",
+    "external_id",
+    "submitted_date",
+    "updated_date",
+    "deleted_date",
+    "erased_date",
+)
 
 
 @dataclass(frozen=True)
@@ -76,6 +85,8 @@ def project_delete(
     )
     if project is None:
         raise ProjectNotFound()
+    if project.erased_date is not None:
+        raise ProjectErased(project)
     if not project_apply_delete(project=project, deleted_at=deleted_at):
         return DeleteResult(project=project, changed=False)
     change_stamps_check(first=stamp, locked=[project])
@@ -128,7 +139,7 @@ def project_restore(*, project_id: object, restored_by: User | None) -> Project 
         return None
     (stamp,) = change_stamps_reserve(count=1)
     project = Project.objects.select_for_update().filter(pk=project_id).first()
-    if project is None or not project_apply_restore(project=project):
+    if project is None or project.erased_date is not None or not project_apply_restore(project=project):
         return None
     change_stamps_check(first=stamp, locked=[project])
     rules = mapping_rules_for_partner(partner_id=project.partner_id, environment=project.environment)

@@ -18,6 +18,7 @@ from mappings.selectors import mapping_rules_for_partner, mapping_rules_of_versi
 from partners.models import ClientId, User
 from projects.canonical import NORMALIZED_ATTNAMES
 from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
+from projects.errors import ProjectErased
 from projects.models import Project
 from projects.services import project_lock_or_create, projects_write_stamped
 from projects.totals import projects_changed
@@ -154,6 +155,8 @@ def push_receive(
     project, created = project_lock_or_create(key=key)
     if not created:
         change_stamps_check(first=stamps[0], locked=[project])
+    if project.erased_date is not None:  # CONTRACT §22: its id stays taken; nothing is stored
+        raise ProjectErased.for_push(project)
     restored = project.deleted_date is not None  # a push of a deleted project's id restores it (CONTRACT §12)
     project.deleted_date = None
     changed_fields = project_apply_push(project=project, data=data, rules=rules)
@@ -183,3 +186,11 @@ def push_receive(
     if restored:
         projects_changed(partner_id=partner_id, environment=environment, created=True)  # the live set changed
     return PushResult(project=project, created=created, changed=changed, restored=restored)
+
+
+def raw_pushes_erase(*, project_id: object) -> int:
+    """Remove every raw push of a project being erased (CONTRACT §22), in the caller's transaction, which holds the
+    project's row locked, so no push of it can be stored meanwhile; how many. The push diagnostics read these rows:
+    nothing of the project is left there either."""
+    deleted, _ = RawPush.objects.filter(project_id=project_id).delete()
+    return deleted

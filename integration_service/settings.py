@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "observability",
     "portal",
     "platform_api",
+    "erasure",
     "demo",
 ]
 
@@ -366,6 +367,9 @@ TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 
 # Requests per ClientID per minute before 429 (0 turns the limit off).
 CLIENT_ID_RATE_LIMIT_PER_MINUTE = env_int("CLIENT_ID_RATE_LIMIT_PER_MINUTE", 1200)
+# Erasures per ClientID per minute (CONTRACT §22), a budget of their own beside the requests' (0 turns it off): an
+# erasure touches every table that held the project, and a loop erasing a whole CRM is not an ordinary sync.
+ERASURE_RATE_LIMIT_PER_MINUTE = env_int("ERASURE_RATE_LIMIT_PER_MINUTE", 60)
 
 # How often a ClientID's "last used" time is written at most (saves a write per request).
 CLIENT_ID_LAST_USED_RESOLUTION_SECONDS = env_int("CLIENT_ID_LAST_USED_RESOLUTION_SECONDS", 60)

@@ -1,12 +1,15 @@
 import re
 
 from django.contrib import admin
+from django.http import HttpRequest, HttpResponse
 from django.urls import include, path, re_path
+from django.views.decorators.csrf import csrf_exempt
 from django.views.generic import RedirectView
 
 from core.api.openapi import root_schema_settings
 from core.api.schema import SchemaView, SwaggerView
 from core.views import api_not_found, oauth_metadata_not_found
+from erasure.api.views import ProjectErasureView
 from exports.api.views import ExportCreateView, ExportDetailView, ExportDownloadView
 from ingest.api.diagnostics.views import PushDetailView, PushListView
 from ingest.api.views import ProjectDeleteView, PushBatchView, PushView
@@ -26,6 +29,24 @@ from platform_api.api.urls import platform_patterns
 from projects.api.views import ProjectDetailView, ProjectListView
 from webhooks.api import views as webhooks
 
+_project_erasure_view = ProjectErasureView.as_view()
+_project_delete_view = ProjectDeleteView.as_view()
+
+
+@csrf_exempt  # as every API view: a token, not a session, authenticates it (DRF's APIView is exempt the same way)
+def _project_erasure(request: HttpRequest, *, environment: str, external_id: str) -> HttpResponse:
+    """POST: the erasure of the project of this id; any other method: the path is the whole id (as the delete reads
+    it), so a DELETE of a CRM id ending in "/erasure" deletes that project."""
+    if request.method == "POST":
+        return _project_erasure_view(request, environment=environment, external_id=external_id)
+    return _project_delete_view(request, environment=environment, external_id=f"{external_id}/erasure")
+
+
+# The schema documents the path as the erasure view's (its POST), as it would the view itself.
+_project_erasure.cls = ProjectErasureView
+_project_erasure.initkwargs = _project_erasure_view.initkwargs
+
+
 # The same endpoints under both roots; the root decides the environment every view and check works in.
 # A trailing slash is accepted too, since partners' HTTP clients differ on it.
 api_patterns = [
@@ -41,6 +62,8 @@ api_patterns = [
     re_path(r"^externals/push/batch/?$", PushBatchView.as_view(), name="push-batch"),
     # The CRM's id is the whole rest of the path, URL-decoded (so "%2F" is "/", "%0A" a newline): a trailing slash is
     # part of it.
+    # An erasure (CONTRACT §22) ends with "/erasure"; a DELETE of an id that itself ends so is still the delete.
+    re_path(r"^externals/projects/(?P<external_id>[\s\S]+)/erasure$", _project_erasure, name="project-erasure"),
     re_path(r"^externals/projects/(?P<external_id>[\s\S]+)$", ProjectDeleteView.as_view(), name="project-delete"),
     re_path(r"^integration/projects/?$", ProjectListView.as_view(), name="project-list"),
     re_path(r"^integration/projects/(?P<project_id>[^/]+)/?$", ProjectDetailView.as_view(), name="project-detail"),

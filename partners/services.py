@@ -427,3 +427,18 @@ def credential_token_issue(*, client_key: str, client_secret: str, environment: 
     last_use_record(credential)
     token = CredentialAccessToken.for_credential(credential, environment=environment)
     return TokenGrant(access_token=str(token), expires_in=int(token.lifetime.total_seconds()))
+
+
+def partner_access_end(*, partner: Partner, ended_by: User | None) -> int:
+    """End every way a partner reaches the API, at once (an offboarding, CONTRACT §22): its ClientIDs and client
+    secrets of both environments revoked (every token they obtained is refused from the next request on), its users
+    deactivated (their tokens too). How many keys, secrets and users were ended."""
+    ended = 0
+    for client_id in ClientId.objects.filter(partner=partner, revoked_at__isnull=True):
+        client_id_revoke(client_id=client_id, revoked_by=ended_by)
+        ended += 1
+    for credential in IntegrationCredential.objects.filter(partner=partner, revoked_at__isnull=True):
+        credential_revoke(credential=credential, revoked_by=ended_by)
+        ended += 1
+    ended += User.objects.filter(partner=partner, is_active=True).update(is_active=False)
+    return ended

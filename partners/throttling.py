@@ -65,10 +65,19 @@ class _Counted:
     records_refused: bool
 
 
-def _count(*, client_id_pk: int, window: int, request_limit: int, records: int, record_limit: int) -> _Counted:
-    """Count the request (when request_limit) and take `records` (when record_limit and the request fits)."""
+def _count(
+    *,
+    client_id_pk: int,
+    window: int,
+    request_limit: int,
+    records: int,
+    record_limit: int,
+    records_policy: str = RECORDS_POLICY_NAME,
+) -> _Counted:
+    """Count the request (when request_limit) and take `records` (when record_limit and the request fits), the
+    records counted in the window of `records_policy` (the pushes' records, or an endpoint's own budget)."""
     request_key = f"rate:client-id:{client_id_pk}:{window}"
-    records_key = f"rate:records:{client_id_pk}:{window}"
+    records_key = f"rate:{records_policy}:{client_id_pk}:{window}"
     backend = caches["default"]
     if isinstance(backend, RedisCache):
         client = backend._cache.get_client(write=True)
@@ -218,6 +227,44 @@ def client_id_request_count_deferred(request: HttpRequest | None) -> Throttled |
     request.rate_limit_deferred = None
     wait = _count_and_report(request, client_id_pk=client_id_pk, count_request=True, records=0)
     return None if wait is None else Throttled(wait=wait)
+
+
+ERASURES_POLICY_NAME = "erasures"
+
+
+def client_id_erasure_take(*, request: Request) -> None:
+    """Count one erasure (CONTRACT §22) against the ClientID's own erasure budget,
+    ERASURE_RATE_LIMIT_PER_MINUTE, beside its request budget: the records mechanism above, in its own window keys,
+    shared by every process through Redis. Raises Throttled (429 with Retry-After) when the budget is spent; the
+    refused erasure is then not counted."""
+    client_id = getattr(request, "client_id", None)
+    limit = settings.ERASURE_RATE_LIMIT_PER_MINUTE
+    if client_id is None or not limit:
+        return
+    now = time.time()
+    window = int(now // WINDOW_SECONDS)
+    wait = (window + 1) * WINDOW_SECONDS - now
+    counted = _count(
+        client_id_pk=client_id.pk,
+        window=window,
+        request_limit=0,
+        records=1,
+        record_limit=limit,
+        records_policy=ERASURES_POLICY_NAME,
+    )
+    remaining = 0 if counted.records is None else max(limit - counted.records, 0)
+    state = RateLimitState(
+        limit=limit, remaining=remaining, reset_seconds=max(math.ceil(wait), 1), name=ERASURES_POLICY_NAME
+    )
+    _rate_limits(request._request)[ERASURES_POLICY_NAME] = state
+    if counted.records_refused:
+        throttled = Throttled(wait=wait)
+        throttled.detail = ErrorDetail(
+            f"This ClientID has used its {limit} erasures of this minute; erase again in {state.reset_seconds} "
+            "seconds.",
+            code=throttled.default_code,
+        )
+        raise throttled
 
 
 class RateLimitHeadersMiddleware:

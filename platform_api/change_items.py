@@ -11,7 +11,9 @@ from projects.representation import project_pulled_representation
 
 
 def change_type(project: ProjectRow) -> str:
-    """Read from the row: deleted, created (a creation takes both dates from one stamp), else updated."""
+    """Read from the row: erased, deleted, created (a creation takes both dates from one stamp), else updated."""
+    if project.erased_date is not None:
+        return "project.erased"
     if project.deleted_date is not None:
         return "project.deleted"
     return "project.created" if project.submitted_date == project.updated_date else "project.updated"
@@ -52,7 +54,8 @@ def _cursor() -> str:
 def _change_type() -> str:
     """change_type's SQL."""
     return (
-        f"CASE WHEN {project_column('deleted_date')} IS NOT NULL THEN 'project.deleted' "
+        f"CASE WHEN {project_column('erased_date')} IS NOT NULL THEN 'project.erased' "
+        f"WHEN {project_column('deleted_date')} IS NOT NULL THEN 'project.deleted' "
         f"WHEN {project_column('submitted_date')} = {project_column('updated_date')} THEN 'project.created' "
         "ELSE 'project.updated' END"
     )

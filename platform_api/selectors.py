@@ -72,7 +72,7 @@ def project_changes_json(*, environment: str, after: tuple[datetime, uuid.UUID] 
     return ChangesJSONPage(items=items[:limit], has_more=len(items) > limit)
 
 
-_LOCATED = ("id", "partner_id", "environment", "deleted_date")
+_LOCATED = ("id", "partner_id", "environment", "deleted_date", "erased_date")
 
 
 @functools.cache

@@ -18,7 +18,7 @@ from partners.services import new_key
 from platform_api.choices import PLATFORM_KEY_PREFIX, PlatformKeyScope
 from platform_api.models import PlatformKey
 from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
-from projects.errors import ProjectGone
+from projects.errors import project_gone
 from projects.models import Project
 from projects.services import project_platform_fields_write
 from projects.totals import projects_changed
@@ -127,7 +127,7 @@ def _project_platform_update_locked(
     stamp = change_stamps_reserve(count=1)[0]
     project = _project_locked(located=project)
     if project.deleted_date is not None:
-        raise ProjectGone.for_platform(project)
+        raise project_gone(project, for_platform=True)
     if not etag_matches(if_match=if_match, etag=project_etag(project)):
         raise PreconditionFailed(project_etag(project))
     changed = [attname for attname, value in changes.items() if getattr(project, attname) != value]

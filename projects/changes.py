@@ -14,6 +14,7 @@ class ProjectChangeKind(StrEnum):
     CREATED = "created"
     UPDATED = "updated"
     DELETED = "deleted"
+    ERASED = "erased"
 
 
 @dataclass(frozen=True, slots=True)

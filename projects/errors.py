@@ -21,6 +21,33 @@ class ProjectGone(ServiceError):
         return cls(project, "The project was deleted by its partner's CRM; it is kept, but cannot be changed.")
 
 
+class ProjectErased(ServiceError):
+    """An erased project (CONTRACT §22) asked for by its id, or pushed again: 410, with when it was erased. Its id
+    stays taken for good: nothing brings an erased project back."""
+
+    status_code = status.HTTP_410_GONE
+    code = "project_erased"
+    default_detail = "This project was erased for good, with everything the service held of it."
+
+    def __init__(self, project: Project, detail: str | None = None) -> None:
+        super().__init__(detail, extensions={"erasedDate": iso_datetime(project.erased_date)})
+
+    @classmethod
+    def for_push(cls, project: Project) -> "ProjectErased":
+        return cls(
+            project,
+            "This id of your CRM belongs to a project that was erased for good: it cannot be pushed "
+            "again. Push the record under a new id to start a new project.",
+        )
+
+
+def project_gone(project: Project, *, for_platform: bool = False) -> ServiceError:
+    """The 410 of a project no longer served: erased (ProjectErased) or deleted (ProjectGone)."""
+    if project.erased_date is not None:
+        return ProjectErased(project)
+    return ProjectGone.for_platform(project) if for_platform else ProjectGone(project)
+
+
 class ProjectNotFound(ServiceError):
     """No project with this id of the partner's CRM in this environment (a delete's 404)."""
 

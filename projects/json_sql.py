@@ -129,6 +129,16 @@ def _tombstone() -> list[tuple[str, _Piece | list[_Piece]]]:
     ]
 
 
+def _erased() -> list[tuple[str, _Piece | list[_Piece]]]:
+    """projects.representation.project_erased_representation's members, in its order."""
+    return [
+        *_envelope(),
+        ("erased", "'true'"),
+        ("erasedDate", _instant(project_column("erased_date"))),
+        ("updatedDate", _instant(project_column("updated_date"))),
+    ]
+
+
 def _columns(pieces: list[_Piece]) -> list[str]:
     """The pieces as SQL columns: text, then jsonb and text in turn (the texts concatenated between jsonbs)."""
     columns: list[str] = []
@@ -156,6 +166,9 @@ def project_json_columns(
     after it (a wrapper's members)."""
     live = _columns([*prefix, *_object([*_live(exclude_data=exclude_data), *extra]), *suffix])
     (tombstone,) = _columns([*prefix, *_object([*_tombstone(), *extra]), *suffix])
+    (erased,) = _columns([*prefix, *_object([*_erased(), *extra]), *suffix])
+    # An erased project is deleted too (projects/models.py): its record goes in the tombstone's place.
+    tombstone = f"CASE WHEN {project_column('erased_date')} IS NOT NULL THEN {erased} ELSE {tombstone} END"
     deleted = f"{project_column('deleted_date')} IS NOT NULL"
     # A tombstone is all in the first column; its other columns are empty, its jsonb places NULL.
     in_tombstone = [tombstone, *["NULL" if place % 2 else "''" for place in range(1, len(live))]]

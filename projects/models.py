@@ -66,6 +66,9 @@ class Project(models.Model):
 
     # CONTRACT §12: a deleted project keeps everything; a later push of its id restores it.
     deleted_date = models.DateTimeField(null=True, blank=True, help_text="When the CRM deleted it; empty if live.")
+    # CONTRACT §22: an erased project is an id-only tombstone for good (deleted_date is set too, so every read that
+    # leaves deleted projects out leaves it out); no push brings it back (erasure/).
+    erased_date = models.DateTimeField(null=True, blank=True, help_text="When its content was erased for good.")
 
     # CONTRACT §13: written by the platform only (platform_api/), never by a push; pulled under "platform".
     platform_stage = models.CharField(max_length=20, choices=PlatformStage.choices, null=True, blank=True)

@@ -50,8 +50,22 @@ def project_tombstone_representation(project: Project) -> dict:
     }
 
 
+def project_erased_representation(project: Project) -> dict:
+    """An erased project as the list (with includeDeleted=true), its event and the platform write it (CONTRACT §22):
+    its ids and dates only, since nothing else of it is kept."""
+    return {
+        "id": str(project.id),
+        "externalId": project.external_id,
+        "erased": True,
+        "erasedDate": iso_datetime(project.erased_date),
+        "updatedDate": iso_datetime(project.updated_date),
+    }
+
+
 def project_pulled_representation(project: Project) -> dict:
-    """The project as the API writes it: live, or its tombstone when deleted."""
+    """The project as the API writes it: live, its tombstone when deleted, its id-only record when erased."""
+    if project.erased_date is not None:
+        return project_erased_representation(project)
     if project.deleted_date is not None:
         return project_tombstone_representation(project)
     return project_representation(project)

@@ -20,7 +20,7 @@ from typing import Any
 from django.utils import timezone
 
 from core.db.rows import instance_from_row, row_insert, rows_insert_or_lock, rows_select, rows_select_in, rows_update
-from projects.canonical import NORMALIZED_ATTNAMES
+from projects.canonical import CANONICAL_ATTNAMES, NORMALIZED_ATTNAMES
 from projects.changes import ProjectChange, ProjectChangeKind
 from projects.models import Project
 from projects.platform_fields import PLATFORM_ATTNAMES, PLATFORM_FIELD_NAMES
@@ -31,6 +31,7 @@ PROJECT_STATE = (
     "submitted_date",
     "updated_date",
     "deleted_date",
+    "erased_date",
     "source_data",
     *NORMALIZED_ATTNAMES,
     *PLATFORM_ATTNAMES,
@@ -160,3 +161,27 @@ def project_restore_write(*, project: Project, stamp: datetime, changed_fields: 
     project.updated_date = stamp
     rows_update(Project, instances=[project], attnames=("deleted_date", "updated_date", *NORMALIZED_ATTNAMES))
     return ProjectChange(project=project, kind=ProjectChangeKind.UPDATED, changed_fields=tuple(changed_fields))
+
+
+# What an erasure empties (CONTRACT §22): every column that holds the project's content. What stays is its ids, its
+# dates and its mapping status, none of them the person's.
+ERASED_CONTENT = {
+    "source_data": dict,
+    "issues": list,
+    **{attname: lambda: None for attname in (*CANONICAL_ATTNAMES, *PLATFORM_ATTNAMES)},
+}
+
+
+def project_erase_write(*, project: Project, erased_at: datetime, stamp: datetime) -> ProjectChange:
+    """Erase a project the caller locked (CONTRACT §22): its content emptied for good, the row kept as an id-only
+    record (erased, and deleted, so every read that leaves deleted projects out leaves it out), with `stamp` as its
+    updatedDate, the erasure's place in the one order of changes."""
+    if project.erased_date is not None:
+        raise ValueError("An erased project is erased once.")
+    for attname, empty in ERASED_CONTENT.items():
+        setattr(project, attname, empty())
+    project.erased_date = erased_at
+    project.deleted_date = project.deleted_date or erased_at
+    project.updated_date = stamp
+    rows_update(Project, instances=[project], attnames=("erased_date", "deleted_date", "updated_date", *ERASED_CONTENT))
+    return ProjectChange(project=project, kind=ProjectChangeKind.ERASED)

@@ -7,6 +7,7 @@ class EventType(models.TextChoices):
     PROJECT_CREATED = "project.created", "project.created: a push made a new project"
     PROJECT_UPDATED = "project.updated", "project.updated: a push or a reprocess changed a project, or restored it"
     PROJECT_DELETED = "project.deleted", "project.deleted: the partner's CRM deleted a project"
+    PROJECT_ERASED = "project.erased", "project.erased: a project was erased for good (its ids only)"
     PRODUCTION_CLEARED = "partner.production_cleared", "partner.production_cleared"
     PRODUCTION_REVOKED = "partner.production_revoked", "partner.production_revoked"
 

@@ -1,5 +1,6 @@
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 
 from partners.choices import Environment
@@ -57,6 +58,9 @@ class WebhookEvent(models.Model):
     # replay's order, served only below the readers' horizon, so no event can commit behind a cursor.
     writer_xid = models.BigIntegerField(db_default=0, editable=False)
     body = models.TextField()
+    # The project a project event is about (null: a partner's or a test event, or written before it was kept): how
+    # an erasure finds the events to redact (CONTRACT §22) without reading every body of the partner environment.
+    project_id = models.UUIDField(null=True, blank=True, editable=False)
 
     class Meta:
         verbose_name = "webhook event"
@@ -71,6 +75,16 @@ class WebhookEvent(models.Model):
             models.Index(
                 fields=["partner", "environment", "type", "writer_xid", "created_at", "id"],
                 name="webhook_event_type_replay_idx",
+            ),
+            # An erasure's: the project's events, and those without a project (a partner environment's few
+            # partner and test events, and the events written before project_id was kept, for 30 days).
+            models.Index(
+                fields=["project_id"], name="webhook_event_project_idx", condition=Q(project_id__isnull=False)
+            ),
+            models.Index(
+                fields=["partner", "environment"],
+                name="webhook_event_no_project_idx",
+                condition=Q(project_id__isnull=True),
             ),
         ]
 

@@ -19,6 +19,7 @@ from observability.after_commit import on_commit_soft
 from partners.choices import Environment
 from partners.models import Partner, User
 from projects.changes import ProjectChange, ProjectChangeKind
+from projects.models import Project
 from projects.representation import project_pulled_representation
 from webhooks import secret_box
 from webhooks.addresses import UrlRefused, url_target
@@ -183,6 +184,7 @@ def _record(*, partner_id: int, environment: str, event_type: str, endpoints: li
                 "type": event_type,
                 "created_at": now,
                 "body": body,
+                "project_id": data["id"] if event_type in _PROJECT_EVENT_TYPES else None,
             }
         )
     deliveries = [
@@ -211,11 +213,17 @@ def _record(*, partner_id: int, environment: str, event_type: str, endpoints: li
             _drain_soon(endpoint["id"])
 
 
-_PROJECT_EVENT_TYPES = (EventType.PROJECT_CREATED, EventType.PROJECT_UPDATED, EventType.PROJECT_DELETED)
+_PROJECT_EVENT_TYPES = (
+    EventType.PROJECT_CREATED,
+    EventType.PROJECT_UPDATED,
+    EventType.PROJECT_DELETED,
+    EventType.PROJECT_ERASED,
+)
 _PROJECT_EVENT_TYPE_OF = {
     ProjectChangeKind.CREATED: EventType.PROJECT_CREATED,
     ProjectChangeKind.UPDATED: EventType.PROJECT_UPDATED,
     ProjectChangeKind.DELETED: EventType.PROJECT_DELETED,
+    ProjectChangeKind.ERASED: EventType.PROJECT_ERASED,
 }
 
 
@@ -315,6 +323,47 @@ def events_prune(*, older_than_days: int, chunk: int = 5000) -> int:
                 if len(ids) < chunk:
                     break
     return deleted
+
+
+# --- erasure (CONTRACT §22) ---------------------------------------------------------------------------------------
+
+ERASED_DELIVERY_NOTE = "Not sent: the project was erased before this event went out (CONTRACT §22)."
+
+
+def project_events_redact(*, project: Project) -> int:
+    """Empty the events of a project being erased, in the caller's transaction (which holds the project's row
+    locked, so no event of it can be written meanwhile): each body keeps its type, id and timestamp, its `data` only
+    the project's ids (`{"id", "externalId", "erased": true}`, no `changedFields`); their deliveries' stored answers
+    go, and those still pending are not sent. How many events. The project's own `project.erased` comes after."""
+    mine = WebhookEvent.objects.filter(project_id=project.pk)
+    # Events written before project_id was kept: the project's data's id in the body, a UUID no other body holds.
+    legacy = WebhookEvent.objects.filter(
+        partner_id=project.partner_id,
+        environment=project.environment,
+        project_id__isnull=True,
+        type__in=[EventType.PROJECT_CREATED, EventType.PROJECT_UPDATED, EventType.PROJECT_DELETED],
+        body__contains=f'"id":"{project.pk}"',
+    )
+    event_ids = [
+        *mine.exclude(type=EventType.PROJECT_ERASED).values_list("id", flat=True),
+        *legacy.values_list("id", flat=True),
+    ]
+    events = WebhookEvent.objects.filter(pk__in=event_ids).order_by().values_list("id", "type", "body")
+    redacted = 0
+    for event_id, event_type, body in events.iterator(chunk_size=500):
+        timestamp = json.loads(body)["timestamp"]
+        data = {"id": str(project.pk), "externalId": project.external_id, "erased": True}
+        WebhookEvent.objects.filter(pk=event_id).update(
+            body=_body(event_type=event_type, event_id=event_id, timestamp=timestamp, data=data)
+        )
+        redacted += 1
+        # The delivery log's stored exchange (an answer may echo the body; last_error quotes the answer) goes too.
+        deliveries = WebhookDelivery.objects.filter(event_id=event_id)
+        deliveries.update(response_body="", response_headers="", request_headers="", last_error="")
+        deliveries.filter(status=DeliveryStatus.PENDING).update(
+            status=DeliveryStatus.FAILED, last_error=ERASED_DELIVERY_NOTE
+        )
+    return redacted
 
 
 # --- redelivery (operators and partners) --------------------------------------------------------------------------

@@ -83,12 +83,15 @@ class ExportSerializer(serializers.Serializer):
 
     def to_representation(self, export: Export) -> dict:
         done = export.status == ExportStatus.DONE
+        withdrawn = export.withdrawn_at is not None  # its file deleted (CONTRACT §22)
         return {
             "id": str(export.pk),
             "status": export.status,
             "count": export.count,
             "done": export.done,
-            "downloadUrl": self._download_url(export) if done and export.expires_at > timezone.now() else None,
+            "downloadUrl": (
+                self._download_url(export) if done and not withdrawn and export.expires_at > timezone.now() else None
+            ),
             "expiresAt": iso_datetime(export.expires_at) if done else None,
             "watermark": iso_datetime(export.watermark) if done and export.watermark else None,
         }

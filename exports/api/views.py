@@ -156,7 +156,10 @@ class ExportDownloadView(APIView):
                         "Not a download link of this service as it was given (changed, or of the other root), or its "
                         "ClientID was revoked or its user deactivated since."
                     ),
-                    410: "The link has expired, or its export was deleted: ask for a new export.",
+                    410: (
+                        "The link has expired, or its export was deleted, or withdrawn because a project it held was "
+                        "erased (code `export_withdrawn`, CONTRACT §22): ask for a new export."
+                    ),
                 },
             ),
         },

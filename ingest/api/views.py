@@ -62,7 +62,17 @@ class PushView(APIView):
         responses={
             201: PushResponseSerializer,
             200: PushResponseSerializer,
-            **problem_responses(400, 401, 403, 413, 415, 429, 503),
+            **problem_responses(
+                400,
+                401,
+                403,
+                410,
+                413,
+                415,
+                429,
+                503,
+                descriptions={410: "This id belongs to a project erased for good (`project_erased`): push a new id."},
+            ),
         },
     )
     def post(self, request: Request, environment: str) -> Response:
@@ -173,7 +183,16 @@ class ProjectDeleteView(APIView):
         responses={
             200: DeleteResponseSerializer,
             **problem_responses(
-                401, 403, 404, 429, 503, descriptions={404: "No project with this id of your CRM in this environment."}
+                401,
+                403,
+                404,
+                410,
+                429,
+                503,
+                descriptions={
+                    404: "No project with this id of your CRM in this environment.",
+                    410: "The project was erased for good (`project_erased`, with its `erasedDate`).",
+                },
             ),
         },
         examples=[

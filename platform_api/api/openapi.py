@@ -12,7 +12,10 @@ PLATFORM_PROBLEMS = {
     401: "The platform key is missing, unknown or revoked (partner tokens and ClientIDs are refused here).",
     403: "The platform key is read-only.",
     404: "No such project (or partner).",
-    410: "The project was deleted by its partner's CRM; `deletedDate` says when.",
+    410: (
+        "The project was deleted by its partner's CRM (code `project_deleted`; `deletedDate` says when), or erased "
+        "for good (code `project_erased`; `erasedDate` says when)."
+    ),
     412: "If-Match does not match the project's ETag: it changed since you read it. `etag` is the current one.",
     415: "The patch is not application/merge-patch+json or application/json.",
     428: "If-Match is missing.",

@@ -65,6 +65,17 @@ class TombstoneSerializer(serializers.Serializer):
     partner = serializers.SlugField()
 
 
+class ErasedSerializer(serializers.Serializer):
+    """An erased project in the feed (CONTRACT §22): erase your copy of it; nothing else of it is kept."""
+
+    id = serializers.UUIDField()
+    externalId = serializers.CharField()
+    erased = serializers.BooleanField()
+    erasedDate = serializers.DateTimeField()
+    updatedDate = serializers.DateTimeField()
+    partner = serializers.SlugField()
+
+
 class ChangedProjectSerializer(ProjectSerializer):
     """A project in the feed: as the partner pulls it, and whose it is."""
 
@@ -75,12 +86,15 @@ class ChangeSerializer(serializers.Serializer):
     cursor = serializers.CharField(help_text="This item's position; pass it as `after` to continue after it.")
     partner = serializers.SlugField()
     environment = serializers.ChoiceField(choices=Environment.values)
-    type = serializers.ChoiceField(choices=["project.created", "project.updated", "project.deleted"])
+    type = serializers.ChoiceField(choices=["project.created", "project.updated", "project.deleted", "project.erased"])
     project = PolymorphicProxySerializer(
         component_name="ChangedProjectOrTombstone",
-        serializers=[ChangedProjectSerializer, TombstoneSerializer],
+        serializers=[ChangedProjectSerializer, TombstoneSerializer, ErasedSerializer],
         resource_type_field_name=None,
-        help_text="The project as pulled plus `partner`, or its tombstone (`deleted`: true) if deleted.",
+        help_text=(
+            "The project as pulled plus `partner`, its tombstone (`deleted`: true) if deleted, or its id-only record "
+            "(`erased`: true) if erased: erase your copy."
+        ),
     )
 
 

@@ -38,7 +38,7 @@ from platform_api.selectors import (
     project_changes_json,
 )
 from platform_api.services import project_etag, project_platform_update
-from projects.errors import ProjectGone
+from projects.errors import project_gone
 from projects.json_sql import json_sql_available
 from projects.models import Project
 from projects.representation import project_representation
@@ -175,7 +175,7 @@ def _live_project(project_id: str, *, locating_only: bool = False) -> Project:
     if project is None:
         raise NotFound("No project with this id exists.")
     if project.deleted_date is not None:
-        raise ProjectGone.for_platform(project)
+        raise project_gone(project, for_platform=True)
     return project
 
 

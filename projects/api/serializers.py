@@ -136,10 +136,20 @@ class ProjectTombstoneSerializer(serializers.Serializer):
     updatedDate = serializers.DateTimeField(help_text="The delete's place in the updatedDate order.")
 
 
+class ProjectErasedSerializer(serializers.Serializer):
+    """An erased project, as the list shows it with includeDeleted=true (CONTRACT §22): its ids and dates only."""
+
+    id = serializers.UUIDField()
+    externalId = serializers.CharField()
+    erased = serializers.BooleanField(help_text="Always true here.")
+    erasedDate = serializers.DateTimeField(help_text="When it was erased, with everything the service held of it.")
+    updatedDate = serializers.DateTimeField(help_text="The erasure's place in the updatedDate order.")
+
+
 class ProjectPageSerializer(serializers.Serializer):
     items = PolymorphicProxySerializer(
         component_name="ProjectOrTombstone",
-        serializers=[ProjectSerializer, ProjectTombstoneSerializer],
+        serializers=[ProjectSerializer, ProjectTombstoneSerializer, ProjectErasedSerializer],
         resource_type_field_name=None,
         many=True,
     )

@@ -17,7 +17,7 @@ from projects.api.pagination import page_of
 from projects.api.serializers import ProjectPageQuerySerializer, ProjectPageSerializer, ProjectSerializer
 from projects.change_log import followers_visible
 from projects.choices import MappingStatus
-from projects.errors import ProjectGone
+from projects.errors import project_gone
 from projects.filters import ORDERING_CHOICES
 from projects.follower_pages import follower_page, follower_page_request
 from projects.json_sql import json_sql_available, projects_json
@@ -150,13 +150,21 @@ class ProjectListView(APIView):
 
 
 class GoneProblemSerializer(ProblemSerializer):
-    deletedDate = serializers.DateTimeField(help_text="When your CRM deleted the project.")
+    deletedDate = serializers.DateTimeField(
+        required=False, help_text="When your CRM deleted the project (code `project_deleted`)."
+    )
+    erasedDate = serializers.DateTimeField(
+        required=False, help_text="When the project was erased for good (code `project_erased`, CONTRACT §22)."
+    )
 
 
 GONE_RESPONSE = {
     (410, PROBLEM_CONTENT_TYPE): OpenApiResponse(
         GoneProblemSerializer,
-        description="Your CRM deleted this project (`deletedDate`); a push of its id restores it.",
+        description=(
+            "Your CRM deleted this project (code `project_deleted`, `deletedDate`): a push of its id restores it. "
+            "Or it was erased for good (code `project_erased`, `erasedDate`): nothing of it is kept."
+        ),
     )
 }
 
@@ -204,7 +212,7 @@ class ProjectDetailView(APIView):
         if project is None:
             raise NotFound("No project with this id exists for your partner in this environment.")
         if project.deleted_date is not None:
-            raise ProjectGone(project)
+            raise project_gone(project)
         return Response(ProjectSerializer(project).data)
 
     def finalize_response(self, request: Request, response: Response, *args, **kwargs) -> HttpResponse:

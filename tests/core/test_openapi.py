@@ -22,6 +22,7 @@ OPERATIONS = {
     ("/externals/push", "post"): "push",
     ("/externals/push/batch", "post"): "push_batch",
     ("/externals/projects/{external_id}", "delete"): "delete_project",
+    ("/externals/projects/{external_id}/erasure", "post"): "erase_project",
     ("/integration/projects", "get"): "list_projects",
     ("/integration/projects/{project_id}", "get"): "get_project",
     ("/integration/webhooks", "get"): "list_webhooks",
@@ -119,11 +120,16 @@ def test_the_webhook_callback_says_it_takes_no_scheme_of_the_document(schemas, e
     ("path", "method", "statuses"),
     [
         ("/auth/email/login", "post", {"200", "400", "401", "413", "415", "429", "503"}),
-        ("/externals/push", "post", {"200", "201", "400", "401", "403", "413", "415", "429", "503"}),
+        ("/externals/push", "post", {"200", "201", "400", "401", "403", "410", "413", "415", "429", "503"}),
         ("/externals/push/batch", "post", {"200", "400", "401", "403", "413", "415", "429", "503"}),
         ("/integration/projects", "get", {"200", "400", "401", "403", "429", "503"}),
         ("/integration/projects/{project_id}", "get", {"200", "304", "401", "403", "404", "410", "429", "503"}),
-        ("/externals/projects/{external_id}", "delete", {"200", "401", "403", "404", "429", "503"}),
+        ("/externals/projects/{external_id}", "delete", {"200", "401", "403", "404", "410", "429", "503"}),
+        (
+            "/externals/projects/{external_id}/erasure",
+            "post",
+            {"200", "400", "401", "403", "404", "413", "415", "429", "503"},
+        ),
         ("/integration/pushes", "get", {"200", "400", "401", "403", "429", "503"}),
         ("/integration/pushes/{push_id}", "get", {"200", "401", "403", "404", "410", "429", "503"}),
         ("/integration/mapping", "get", {"200", "400", "401", "403", "404", "429", "503"}),
@@ -140,10 +146,13 @@ def test_every_error_is_documented_as_problem_json(schemas, environment, path, m
     for status, response in responses.items():
         if status[0] in "45":
             assert list(response["content"]) == ["application/problem+json"]
-            # A deleted project's 410 also says when (deletedDate); an expired push's, the window (retentionDays); an
-            # expired download link's is a plain problem.
-            gone = "ExpiredPushProblem" if "pushes" in path else "GoneProblem"
-            problem = gone if status == "410" and "exports" not in path else "Problem"
+            # A deleted or erased project's 410 also says when (deletedDate, erasedDate); an expired push's, the
+            # window (retentionDays); an expired download link's, or a push's or a delete's of an erased id, is plain.
+            gone = {
+                "/integration/projects/{project_id}": "GoneProblem",
+                "/integration/pushes/{push_id}": "ExpiredPushProblem",
+            }
+            problem = gone.get(path, "Problem") if status == "410" else "Problem"
             assert response["content"]["application/problem+json"]["schema"] == {
                 "$ref": f"#/components/schemas/{problem}"
             }
@@ -305,6 +314,7 @@ def test_the_webhooks_sent_are_a_callback_of_the_webhook_create_with_signature_h
         "project.created": "#/components/schemas/ProjectCreatedEvent",
         "project.updated": "#/components/schemas/ProjectUpdatedEvent",
         "project.deleted": "#/components/schemas/ProjectDeletedEvent",
+        "project.erased": "#/components/schemas/ProjectErasedEvent",
         "partner.production_cleared": "#/components/schemas/PartnerClearanceEvent",
         "partner.production_revoked": "#/components/schemas/PartnerClearanceEvent",
         "webhook.test": "#/components/schemas/WebhookTestEvent",
@@ -333,6 +343,7 @@ def test_the_platform_types_its_changes_and_its_412(db):
     assert components["ChangedProjectOrTombstone"]["oneOf"] == [
         {"$ref": "#/components/schemas/ChangedProject"},
         {"$ref": "#/components/schemas/Tombstone"},
+        {"$ref": "#/components/schemas/Erased"},
     ]
     stale = schema["paths"]["/projects/{project_id}"]["patch"]["responses"]["412"]
     assert stale["content"]["application/problem+json"]["schema"] == {

@@ -34,6 +34,8 @@ def test_the_console_has_the_service_s_name_and_only_what_operators_use(admin_cl
         "WebhookDelivery",
         "Export",
         "PlatformKey",
+        "ProjectErasure",
+        "PartnerOffboarding",
     }
     assert ">Raw pushes<" in text and "Raw pushs" not in text
     assert admin_client.get("/admin/auth/group/").status_code == HTTPStatus.NOT_FOUND

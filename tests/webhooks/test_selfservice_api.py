@@ -23,6 +23,7 @@ ALL_EVENTS = [
     "project.created",
     "project.updated",
     "project.deleted",
+    "project.erased",
     "partner.production_cleared",
     "partner.production_revoked",
 ]

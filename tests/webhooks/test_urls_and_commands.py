@@ -139,7 +139,7 @@ def test_disable_enable_delete_and_list(partner, public_dns):
     assert run("change_webhook", str(endpoint.pk), "--disable")[0] == f"Endpoint {endpoint.pk} is disabled.\n"
     assert run("list_webhooks", "sunrise")[0] == (
         f"{endpoint.pk}\tsunrise\tsandbox\tdisabled\thttps://hooks.example.com/in\t"
-        "project.created,project.updated,project.deleted,partner.production_cleared,partner.production_revoked\n"
+        "project.created,project.updated,project.deleted,project.erased,partner.production_cleared,partner.production_revoked\n"
     )
     assert run("change_webhook", str(endpoint.pk), "--enable")[0] == f"Endpoint {endpoint.pk} is enabled.\n"
     assert run("change_webhook", str(endpoint.pk), "--delete")[0] == f"Endpoint {endpoint.pk} is deleted.\n"

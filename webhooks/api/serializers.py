@@ -9,7 +9,12 @@ from core.api.cursors import CursorInvalid
 from core.api.fields import StrictBooleanField, StrictCharField
 from core.api.parameters import unknown_parameter_errors
 from core.time import iso_datetime
-from projects.api.serializers import DigitsIntegerField, ProjectSerializer, ProjectTombstoneSerializer
+from projects.api.serializers import (
+    DigitsIntegerField,
+    ProjectErasedSerializer,
+    ProjectSerializer,
+    ProjectTombstoneSerializer,
+)
 from webhooks.choices import ALL_EVENT_TYPES, WEBHOOK_TEST_EVENT, DeliveryStatus, EventType
 from webhooks.cursors import delivery_position, event_position
 from webhooks.models import WebhookDelivery, WebhookEndpoint
@@ -204,6 +209,13 @@ ProjectDeletedEventSerializer = _event_serializer(
     ProjectTombstoneSerializer,
     "The partner's CRM deleted a project; `data` is its tombstone.",
 )
+ProjectErasedEventSerializer = _event_serializer(
+    "ProjectErasedEventSerializer",
+    [EventType.PROJECT_ERASED],
+    ProjectErasedSerializer,
+    "A project was erased for good (CONTRACT §22); `data` is its ids and dates only: erase your copy of it. The "
+    "events about it before carry its ids only now.",
+)
 PartnerClearanceEventSerializer = _event_serializer(
     "PartnerClearanceEventSerializer",
     [EventType.PRODUCTION_CLEARED, EventType.PRODUCTION_REVOKED],
@@ -220,6 +232,7 @@ EVENT_SERIALIZERS = {
     EventType.PROJECT_CREATED: ProjectCreatedEventSerializer,
     EventType.PROJECT_UPDATED: ProjectUpdatedEventSerializer,
     EventType.PROJECT_DELETED: ProjectDeletedEventSerializer,
+    EventType.PROJECT_ERASED: ProjectErasedEventSerializer,
     EventType.PRODUCTION_CLEARED: PartnerClearanceEventSerializer,
     EventType.PRODUCTION_REVOKED: PartnerClearanceEventSerializer,
 }

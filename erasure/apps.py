@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ErasureConfig(AppConfig):
+    name = "erasure"
+    verbose_name = "Erasure of personal data"
