@@ -47,15 +47,15 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 # warnings and errors only here (its start-up lines, "Listening at", "Booting worker", came above the box; the box says
 # where it listens), and the worker starts once the box is out (its first log lines raced the box). The worker does
 # not reload on code changes (gunicorn does not either), so nothing is started twice. Both processes stop together,
-# each told once by the shell: they run in process groups of their own (`set -m`, bash's job control), since a
-# process started with `&` ignores the terminal's SIGINT until it sets its own handler (the worker, seconds into its
-# start on a loaded machine, would have missed a Ctrl-C and been waited for for ever), and one that got both the
-# terminal's and the shell's signal would take the second as "force". Ctrl-C: gunicorn gets SIGINT (its quick
+# each told once by the shell: they run in process groups of their own (`set -m`, bash's job control: the recipe's
+# shell is bash), since a process started with `&` ignores the terminal's SIGINT until it sets its own handler (the
+# worker, seconds into its start on a loaded machine, missed a Ctrl-C and was waited for for ever), and one that got
+# both the terminal's and the shell's signal would take the second as "force". Ctrl-C: gunicorn gets SIGINT (its quick
 # shutdown, gunicorn.conf.py's worker_int), the worker SIGTERM; any other end of the recipe stops both with SIGTERM.
 # The worker gives its webhook requests 1 s (WORKER_STOP_SECONDS), not the WEBHOOK_TIMEOUT_SECONDS a deploy waits for:
 # Ctrl-C ends everything in a second or two, without a traceback (tests/integration_service/test_make_run.py).
 # Without REDIS_URL its processes share one login, token and request budget in files (CACHE_DIR, core/file_cache.py).
-run: SHELL := /bin/bash  # for `set -m`
+run: SHELL := /bin/bash
 run: $(VENV)/.installed
 	@$(BIN)/python manage.py migrate --no-input --verbosity 0
 	@$(BIN)/python manage.py collectstatic --no-input --verbosity 0
