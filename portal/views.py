@@ -136,16 +136,16 @@ def environment_page(request: HttpRequest, environment: str) -> HttpResponse:
     )
 
 
+def _token_url(request: HttpRequest, environment: str) -> str:
+    """The token endpoint of an environment's root, on the host that serves the page."""
+    return request.build_absolute_uri(f"{API_ROOTS[Environment(environment)]}auth/token")
+
+
 @partner_user_required
 def client_ids(request: HttpRequest) -> HttpResponse:
     token_urls = {environment.value: _token_url(request, environment) for environment in Environment}
     context = {"client_ids": partner_client_ids(partner=request.user.partner), "token_urls": token_urls}
     return _page(request, "portal/client_ids.html", context)
-
-
-def _token_url(request: HttpRequest, environment: str) -> str:
-    """The token endpoint of an environment's root, on the host that serves the page."""
-    return request.build_absolute_uri(f"{API_ROOTS[Environment(environment)]}auth/token")
 
 
 @partner_user_required
