@@ -47,15 +47,15 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 # warnings and errors only here (its start-up lines, "Listening at", "Booting worker", came above the box; the box says
 # where it listens), and the worker starts once the box is out (its first log lines raced the box). The worker does
 # not reload on code changes (gunicorn does not either), so nothing is started twice. Both processes stop together,
-# each told once by the shell: they run in process groups of their own (`set -m`, bash's job control: the recipe's
-# shell is bash), since a process started with `&` ignores the terminal's SIGINT until it sets its own handler (the
-# worker, seconds into its start on a loaded machine, missed a Ctrl-C and was waited for for ever), and one that got
-# both the terminal's and the shell's signal would take the second as "force". Ctrl-C: gunicorn gets SIGINT (its quick
-# shutdown, gunicorn.conf.py's worker_int), the worker SIGTERM; any other end of the recipe stops both with SIGTERM.
+# the worker by one SIGTERM from the shell: started with `&`, it was given SIGINT ignored and keeps ignoring it
+# (db_worker's configure_signals), since it missed a Ctrl-C that came while it still loaded Django, and one that got
+# both the terminal's SIGINT and the shell's SIGTERM took the second as "force". Ctrl-C: gunicorn gets the
+# terminal's SIGINT (its quick shutdown, gunicorn.conf.py's worker_int) and the shell's INT trap stops the worker;
+# where the shell cannot trap SIGINT (started with it ignored), it stops the worker once gunicorn has ended. Any
+# other end of the recipe stops both with SIGTERM.
 # The worker gives its webhook requests 1 s (WORKER_STOP_SECONDS), not the WEBHOOK_TIMEOUT_SECONDS a deploy waits for:
 # Ctrl-C ends everything in a second or two, without a traceback (tests/integration_service/test_make_run.py).
 # Without REDIS_URL its processes share one login, token and request budget in files (CACHE_DIR, core/file_cache.py).
-run: SHELL := /bin/bash
 run: $(VENV)/.installed
 	@$(BIN)/python manage.py migrate --no-input --verbosity 0
 	@$(BIN)/python manage.py collectstatic --no-input --verbosity 0
@@ -64,13 +64,12 @@ run: $(VENV)/.installed
 	export PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR) CACHE_DIR=$${CACHE_DIR:-$(RUN_CACHE_DIR)}; \
 	mkdir -p var; \
 	$(BIN)/python manage.py db_worker --batch --no-startup-delay --no-reload -v 0 >var/make-run-tasks.log 2>&1; \
-	set -m; $(BIN)/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:$(PORT) --log-level warning & SERVER=$$!; set +m; \
+	$(BIN)/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:$(PORT) --log-level warning & SERVER=$$!; \
 	trap 'kill $$WORKER $$SERVER 2>/dev/null; wait' EXIT TERM HUP; \
 	trap 'trap - EXIT; kill -INT $$SERVER 2>/dev/null; kill -TERM $$WORKER 2>/dev/null; wait' INT; \
 	$(BIN)/python -c "$$WAIT_FOR_SERVER" http://127.0.0.1:$(PORT)/healthz && echo "$$LOGINS" \
-		&& { set -m; WORKER_STOP_SECONDS=$${WORKER_STOP_SECONDS:-1} $(BIN)/python manage.py db_worker --no-reload & \
-			WORKER=$$!; set +m; wait $$SERVER; }; \
-	wait
+		&& { WORKER_STOP_SECONDS=$${WORKER_STOP_SECONDS:-1} $(BIN)/python manage.py db_worker --no-reload & \
+			WORKER=$$!; wait $$SERVER; }
 
 test: $(VENV)/.installed-test chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -127,8 +127,7 @@ def test_make_run_calls_a_local_receiver_and_stops_on_ctrl_c_within_5_seconds_wi
         returncode = process.wait(timeout=30)
         elapsed = time.monotonic() - started
         reader.join(5)
-        left = session_processes(process.pid)  # nothing of make run's is left behind (gunicorn and the worker
-        # run in process groups of their own, in make's session)
+        left = session_processes(process.pid)  # nothing of make run's is left behind
     finally:
         receiver.close()
         for pid in session_processes(process.pid):

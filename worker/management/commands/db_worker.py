@@ -70,6 +70,15 @@ class ServiceWorker(Worker):
                 signal.setitimer(signal.ITIMER_REAL, settings.WORKER_STOP_SECONDS)
         super().shutdown(signum, frame)  # no task running: SystemExit(0) from where the loop waits
 
+    def configure_signals(self) -> None:
+        """SIGTERM, SIGQUIT and SIGINT stop it; but a worker given SIGINT ignored (started with `&` by a shell, as
+        `make run` does) keeps ignoring it: its shell stops it with SIGTERM, and the terminal's Ctrl-C beside that
+        would have been a second signal, which forces the stop ("terminating current task")."""
+        interrupt_ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        super().configure_signals()
+        if interrupt_ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
     @staticmethod
     def _stop_task(signum: int, frame: Any) -> None:
         raise WorkerStopped()
