@@ -124,7 +124,13 @@ def test_make_run_calls_a_local_receiver_and_stops_on_ctrl_c_within_5_seconds_wi
 
         started = time.monotonic()
         os.killpg(process.pid, signal.SIGINT)  # Ctrl-C: the terminal signals the whole foreground group
-        returncode = process.wait(timeout=30)
+        try:
+            returncode = process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            listed = subprocess.run(
+                ["ps", "-o", "pid=,stat=,cmd=", "-s", str(process.pid)], capture_output=True, text=True
+            )
+            pytest.fail(f"make run did not end in 30 s; left:\n{listed.stdout}\n{''.join(output)[-3000:]}")
         elapsed = time.monotonic() - started
         reader.join(5)
         left = session_processes(process.pid)  # nothing of make run's is left behind
