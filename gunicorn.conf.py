@@ -2,7 +2,6 @@
 the README all start `gunicorn -c gunicorn.conf.py --bind ADDRESS`. Why these values: docs/decisions.md, "Serving".
 """
 
-import logging
 import os
 
 wsgi_app = "integration_service.wsgi:application"
@@ -28,12 +27,3 @@ graceful_timeout = 30
 # gunicorn 25+ opens a control socket at one fixed path per user ($HOME/.gunicorn/gunicorn.ctl), which every
 # gunicorn of that user on the machine (tests, a second deployment) would take from the one before. Signals do.
 control_socket_disable = True
-
-
-def worker_int(worker: object) -> None:
-    """A quick shutdown (SIGINT, SIGQUIT: Ctrl-C under `make run`) ends the worker at once, its requests in flight
-    with it, as gunicorn documents for these signals. Python's own exit first waited for every request thread and
-    tore down the interpreter: seconds on a loaded machine, and past graceful_timeout (a SIGKILL, "Perhaps out of
-    memory?") when a thread was held. SIGTERM stays the graceful stop that deploys use."""
-    logging.shutdown()
-    os._exit(0)
