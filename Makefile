@@ -50,7 +50,7 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 # the worker by one SIGTERM from the shell: started with `&`, it was given SIGINT ignored and keeps ignoring it
 # (db_worker's configure_signals), since it missed a Ctrl-C that came while it still loaded Django, and one that got
 # both the terminal's SIGINT and the shell's SIGTERM took the second as "force". Ctrl-C: gunicorn gets the
-# terminal's SIGINT (its quick shutdown, gunicorn.conf.py's worker_int) and the shell's INT trap stops the worker;
+# terminal's SIGINT (its quick shutdown: integration_service/server.py) and the shell's INT trap stops the worker;
 # where the shell cannot trap SIGINT (started with it ignored), it stops the worker once gunicorn has ended. Any
 # other end of the recipe stops both with SIGTERM.
 # The worker gives its webhook requests 1 s (WORKER_STOP_SECONDS), not the WEBHOOK_TIMEOUT_SECONDS a deploy waits for:
