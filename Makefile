@@ -4,15 +4,20 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 METRICS_DIR ?= $(CURDIR)/.prometheus-multiproc
+# Without REDIS_URL, make run's processes share their login, token and request budgets in files here (CACHE_DIR).
+RUN_CACHE_DIR ?= $(CURDIR)/var/cache
 
 define WAIT_FOR_SERVER
 import sys, time, urllib.request
-for _ in range(300):
-    try:
-        urllib.request.urlopen(sys.argv[1], timeout=1)
-        break
-    except OSError:
-        time.sleep(0.1)
+try:
+    for _ in range(300):
+        try:
+            urllib.request.urlopen(sys.argv[1], timeout=1)
+            break
+        except OSError:
+            time.sleep(0.1)
+except KeyboardInterrupt:
+    sys.exit(130)
 endef
 export WAIT_FOR_SERVER
 
@@ -41,20 +46,27 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 # that the logins' box is what the terminal shows once the server answers, above the request log. gunicorn logs
 # warnings and errors only here (its start-up lines, "Listening at", "Booting worker", came above the box; the box says
 # where it listens), and the worker starts once the box is out (its first log lines raced the box). The worker does
-# not reload on code changes (gunicorn does not either), so nothing is started twice. Both processes stop together:
-# Ctrl-C reaches both already (the terminal signals the whole group), so the shell only waits for them; any other end
-# of the recipe stops them with SIGTERM. The worker gives its webhook requests 1 s (WORKER_STOP_SECONDS), not the
-# WEBHOOK_TIMEOUT_SECONDS a deploy waits for: Ctrl-C ends everything within seconds, without a traceback.
+# not reload on code changes (gunicorn does not either), so nothing is started twice. Both processes stop together,
+# the worker by one SIGTERM from the shell: started with `&`, it was given SIGINT ignored and keeps ignoring it
+# (db_worker's configure_signals), since it missed a Ctrl-C that came while it still loaded Django, and one that got
+# both the terminal's SIGINT and the shell's SIGTERM took the second as "force". Ctrl-C: gunicorn gets the
+# terminal's SIGINT (its quick shutdown: integration_service/server.py) and the shell's INT trap stops the worker;
+# where the shell cannot trap SIGINT (started with it ignored), it stops the worker once gunicorn has ended. Any
+# other end of the recipe stops both with SIGTERM.
+# The worker gives its webhook requests 1 s (WORKER_STOP_SECONDS), not the WEBHOOK_TIMEOUT_SECONDS a deploy waits for:
+# Ctrl-C ends everything in a second or two, without a traceback (tests/integration_service/test_make_run.py).
+# Without REDIS_URL its processes share one login, token and request budget in files (CACHE_DIR, core/file_cache.py).
 run: $(VENV)/.installed
 	@$(BIN)/python manage.py migrate --no-input --verbosity 0
 	@$(BIN)/python manage.py collectstatic --no-input --verbosity 0
-	@rm -rf $(METRICS_DIR) && mkdir -p $(METRICS_DIR)
+	@rm -rf $(METRICS_DIR) $(RUN_CACHE_DIR) && mkdir -p $(METRICS_DIR)
 	@LOGINS=$$($(BIN)/python manage.py seed_demo --base-url http://127.0.0.1:$(PORT)) || exit 1; \
-	export PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR); \
+	export PROMETHEUS_MULTIPROC_DIR=$(METRICS_DIR) CACHE_DIR=$${CACHE_DIR:-$(RUN_CACHE_DIR)}; \
 	mkdir -p var; \
 	$(BIN)/python manage.py db_worker --batch --no-startup-delay --no-reload -v 0 >var/make-run-tasks.log 2>&1; \
 	$(BIN)/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:$(PORT) --log-level warning & SERVER=$$!; \
-	trap 'kill $$WORKER $$SERVER 2>/dev/null; wait' EXIT TERM; trap 'trap - EXIT; wait' INT; \
+	trap 'kill $$WORKER $$SERVER 2>/dev/null; wait' EXIT TERM HUP; \
+	trap 'trap - EXIT; kill -INT $$SERVER 2>/dev/null; kill -TERM $$WORKER 2>/dev/null; wait' INT; \
 	$(BIN)/python -c "$$WAIT_FOR_SERVER" http://127.0.0.1:$(PORT)/healthz && echo "$$LOGINS" \
 		&& { WORKER_STOP_SECONDS=$${WORKER_STOP_SECONDS:-1} $(BIN)/python manage.py db_worker --no-reload & \
 			WORKER=$$!; wait $$SERVER; }

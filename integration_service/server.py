@@ -35,10 +35,12 @@ too long), so they cannot be told apart by route.
 import contextlib
 import errno
 import json
+import os
 import re
 import selectors
 import socket
 import struct
+import sys
 import time
 from collections import Counter, deque
 from collections.abc import Callable
@@ -269,6 +271,20 @@ class ProblemThreadWorker(ThreadWorker):
         self.paused = deque()  # reading connections not read while the worker holds its budget of request bytes
         self.buffered = 0  # bytes of requests being read, held in memory
         self.connections_by_address = Counter()  # open connections per client address (served without a proxy)
+
+    def handle_quit(self, sig, frame) -> None:
+        """SIGINT, SIGQUIT (gunicorn's quick shutdown; Ctrl-C under `make run`): end at once, requests in flight with
+        it, as gunicorn documents. gthread's own first shuts its thread pool down inside this handler, taking the
+        pool's lock: when the signal came while the main loop held that lock (submitting a request) or during a first
+        handler (the terminal's SIGINT, then the arbiter's SIGQUIT), the worker deadlocked until the arbiter's SIGKILL
+        30 s later ("Perhaps out of memory?"), and otherwise Python's exit waited for the request threads and tore down
+        the interpreter (seconds on a loaded machine) after a "cannot schedule new futures" traceback. SIGTERM stays
+        the graceful stop that deploys use."""
+        self.alive = False
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # interrupted in the middle of a write: nothing more to flush
+                stream.flush()
+        os._exit(0)
 
     # --- accepting connections, at most CONNECTIONS_PER_ADDRESS from one address --------------------------------
 

@@ -218,6 +218,9 @@ if REDIS_URL:
             },
         }
     }
+elif CACHE_DIR := os.environ.get("CACHE_DIR", "").strip():
+    # Files shared by the processes of one machine (`make run`'s gunicorn workers count one budget): core/file_cache.py.
+    CACHES = {"default": {"BACKEND": "core.file_cache.SharedFileCache", "LOCATION": CACHE_DIR}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 CACHES["default"]["KEY_PREFIX"] = CACHE_KEY_PREFIX
@@ -429,7 +432,8 @@ EXPORTS_TEMP_DIR = os.environ.get("EXPORTS_TEMP_DIR") or None  # where a file is
 EXPORT_ORPHAN_GRACE_SECONDS = env_int("EXPORT_ORPHAN_GRACE_SECONDS", 3600)
 
 # --- Webhooks (webhooks/): change events to partners' endpoints, sent by `db_worker` (webhooks/delivery/engine.py) -
-WEBHOOK_ALLOW_PRIVATE_URLS = env_bool("WEBHOOK_ALLOW_PRIVATE_URLS", False)
+# On by default with DEBUG (`make run`: a receiver on one's own machine works at once); off in production unless set.
+WEBHOOK_ALLOW_PRIVATE_URLS = env_bool("WEBHOOK_ALLOW_PRIVATE_URLS", DEBUG)
 WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_TIMEOUT_SECONDS") or 5)  # a whole attempt, connect included
 WEBHOOK_RETRY_BASE_SECONDS = float(os.environ.get("WEBHOOK_RETRY_BASE_SECONDS") or 5)  # then 10, 20, 40 ...
 WEBHOOK_RETRY_MAX_INTERVAL_SECONDS = float(os.environ.get("WEBHOOK_RETRY_MAX_INTERVAL_SECONDS") or 3600)

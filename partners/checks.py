@@ -6,6 +6,7 @@ from django.core.cache import caches
 from django.core.cache.backends.dummy import DummyCache
 from django.core.cache.backends.locmem import LocMemCache
 
+from core.file_cache import SharedFileCache
 from core.serving_checks import SERVING_TAG
 
 
@@ -14,7 +15,18 @@ def shared_cache_check(app_configs: object, **kwargs: object) -> list[checks.Che
     """With DEBUG off, a cache in each process's memory (no REDIS_URL) is an error: failed logins and requests would
     be counted per process (partners/throttling.py). `check --deploy` shows it; the web server refuses to start
     (core/serving_checks.py). LOCAL_CACHE_ALLOWED=1 makes it a warning, for one web process."""
-    if settings.DEBUG or not isinstance(caches["default"], LocMemCache | DummyCache):
+    if settings.DEBUG:
+        return []
+    if isinstance(caches["default"], SharedFileCache):
+        return [
+            checks.Warning(
+                "DEBUG is off and the cache is in files on this machine (CACHE_DIR, no REDIS_URL): its processes "
+                "count one budget, but a web process on another machine would count its own.",
+                hint="Serve from one machine only, or set REDIS_URL.",
+                id="partners.W002",
+            )
+        ]
+    if not isinstance(caches["default"], LocMemCache | DummyCache):
         return []
     limit = settings.LOGIN_FAILURE_LIMIT
     why = (

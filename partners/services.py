@@ -142,6 +142,25 @@ def client_id_revoke(*, client_id: ClientId, revoked_by: User | None) -> ClientI
     return client_id
 
 
+class ClientIdGone(ServiceError):
+    status_code = status.HTTP_404_NOT_FOUND
+    code = "client_id_gone"
+
+
+@transaction.atomic
+def client_id_replace(*, client_id: ClientId, replaced_by: User | None) -> tuple[ClientId, str]:
+    """Replace a live ClientID whose key was lost (only its hash is kept): revoke it and issue a new one with its
+    partner, environment and label, returned with its key, shown once. Its client secrets and their tokens end with
+    it. Of replacements racing on one ClientID only the first issues a key (ClientIdGone for the others)."""
+    locked = ClientId.objects.select_for_update().filter(pk=client_id.pk, revoked_at__isnull=True).first()
+    if locked is None:
+        raise ClientIdGone("This ClientID has been revoked or replaced already.")
+    client_id_revoke(client_id=locked, revoked_by=replaced_by)
+    return client_id_issue(
+        partner=locked.partner, environment=locked.environment, label=locked.label, created_by=replaced_by
+    )
+
+
 class ClientIdRejected(ServiceError):
     status_code = status.HTTP_403_FORBIDDEN
     code = "client_id_rejected"

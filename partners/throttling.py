@@ -90,7 +90,7 @@ def _count(
             records=None if counted_records < 0 else counted_records,
             records_refused=bool(refused),
         )
-    with _local_lock:  # the same steps in the process's memory (no REDIS_URL: one process counts)
+    with _counting():  # the same steps, no REDIS_URL: in files one machine's processes share, or in this one's memory
         counted_requests = _local_add(request_key, 1) if request_limit else None
         if (counted_requests is not None and counted_requests > request_limit) or not (records and record_limit):
             return _Counted(requests=counted_requests, records=None, records_refused=False)
@@ -99,6 +99,13 @@ def _count(
         if refused:
             counted_records = cache.decr(records_key, records)
         return _Counted(requests=counted_requests, records=counted_records, records_refused=refused)
+
+
+def _counting() -> contextlib.AbstractContextManager:
+    """Holds off every other count while one request's are taken: the file cache's lock across processes
+    (core/file_cache.py, CACHE_DIR), else this process's lock over its local memory."""
+    atomic = getattr(cache, "atomic", None)
+    return atomic() if atomic is not None else _local_lock
 
 
 def _count_script(client: object) -> Callable:

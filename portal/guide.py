@@ -11,12 +11,15 @@ import re
 
 from django.conf import settings
 from django.urls import reverse
+from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 
 GUIDE_PATH = settings.BASE_DIR / "docs" / "api.md"
 EXAMPLE_CLIENT_PATH = settings.BASE_DIR / "examples" / "sync_client.py"
 EXAMPLE_CLIENT_LINK = "../examples/sync_client.py"
+# The host the guide's examples are written for (`make run`'s default); the console shows the one serving it.
+GUIDE_BASE_URL = "http://127.0.0.1:8000"
 HTML_COMMENT = re.compile(r"^[ \t]*<!--.*?-->[ \t]*\n", re.DOTALL | re.MULTILINE)
 
 
@@ -52,9 +55,14 @@ def _markdown() -> MarkdownIt:
     return md
 
 
+def api_guide_html(*, base_url: str) -> SafeString:
+    """docs/api.md as HTML, its examples' URLs on `base_url` (scheme and host, the console's own)."""
+    return mark_safe(_api_guide_html().replace(GUIDE_BASE_URL, escape(base_url.rstrip("/"))))
+
+
 @functools.cache
-def api_guide_html() -> SafeString:
-    """docs/api.md as HTML; a short note when the file is not deployed beside the code."""
+def _api_guide_html() -> str:
+    """docs/api.md as HTML, rendered once per process; a short note when the file is not deployed beside the code."""
     try:
         text = GUIDE_PATH.read_text(encoding="utf-8")
     except FileNotFoundError:

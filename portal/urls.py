@@ -18,6 +18,11 @@ urlpatterns = [
         name="portal-credential-create",
     ),
     re_path(
+        r"^client-ids/(?P<client_id_pk>[0-9]{1,18})/replace/$",
+        views.client_id_replace_view,
+        name="portal-client-id-replace",
+    ),
+    re_path(
         r"^credentials/(?P<credential_pk>[0-9]{1,18})/revoke/$",
         views.credential_revoke_view,
         name="portal-credential-revoke",

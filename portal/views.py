@@ -1,6 +1,8 @@
 """The partner console's pages. Each view reads or writes only the logged-in user's partner's objects; an id of
 another partner's (or of the other environment's) answers 404."""
 
+import hmac
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login, logout
@@ -18,7 +20,8 @@ from ingest.api.diagnostics.cursors import push_cursor
 from ingest.diagnostics.selectors import raw_push_expired, raw_push_get, raw_push_issues_with_origin, raw_pushes_page
 from mappings.selectors import mapping_in_force
 from partners.choices import Environment
-from partners.services import TooManyCredentials, credential_create, credential_revoke
+from partners.selectors import client_id_hash
+from partners.services import ClientIdGone, TooManyCredentials, client_id_replace, credential_create, credential_revoke
 from partners.throttling import login_attempt_give_back, login_attempt_take, login_throttled_message
 from portal.auth import is_partner_user, partner_user_required
 from portal.forms import LoginForm, PushFilterForm, WebhookEndpointForm
@@ -134,24 +137,61 @@ def environment_page(request: HttpRequest, environment: str) -> HttpResponse:
     )
 
 
+def _token_url(request: HttpRequest, environment: str) -> str:
+    """The token endpoint of an environment's root, on the host that serves the page."""
+    return request.build_absolute_uri(f"{API_ROOTS[Environment(environment)]}auth/token")
+
+
 @partner_user_required
 def client_ids(request: HttpRequest) -> HttpResponse:
-    return _page(request, "portal/client_ids.html", {"client_ids": partner_client_ids(partner=request.user.partner)})
+    token_urls = {environment.value: _token_url(request, environment) for environment in Environment}
+    context = {"client_ids": partner_client_ids(partner=request.user.partner), "token_urls": token_urls}
+    return _page(request, "portal/client_ids.html", context)
+
+
+@partner_user_required
+@require_POST
+def client_id_replace_view(request: HttpRequest, client_id_pk: int) -> HttpResponse:
+    """A lost ClientID replaced in one step: the old one revoked, a new one shown on the answer only (only its hash
+    is kept, so the whole key cannot be shown again later)."""
+    client_id = partner_live_client_id(partner=request.user.partner, client_id_pk=client_id_pk)
+    if client_id is None:
+        raise Http404("No such live ClientID.")
+    try:
+        new, key = client_id_replace(client_id=client_id, replaced_by=request.user)
+    except ClientIdGone as error:
+        messages.error(request, error.detail)
+        return redirect("portal:portal-client-ids")
+    context = {"client_id": new, "key": key, "replaced": client_id, "token_url": _token_url(request, new.environment)}
+    response = _page(request, "portal/client_id_new.html", context)
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 @partner_user_required
 @require_POST
 def credential_create_view(request: HttpRequest, client_id_pk: int) -> HttpResponse:
-    """A client secret for one of the partner's live ClientIDs, shown on the answer only (as the API's is)."""
+    """A client secret for one of the partner's live ClientIDs, shown on the answer only (as the API's is), with the
+    token URL and a curl line; the whole ClientID in it when the form sent it (it is checked against its hash)."""
     client_id = partner_live_client_id(partner=request.user.partner, client_id_pk=client_id_pk)
     if client_id is None:
         raise Http404("No such live ClientID.")
+    key = request.POST.get("client_id", "").strip()
+    if key and not hmac.compare_digest(client_id_hash(key), client_id.key_hash):
+        messages.error(request, f"That is not the ClientID {client_id.prefix}…: no client secret was created.")
+        return redirect("portal:portal-client-ids")
     try:
         credential, secret = credential_create(client_id=client_id, created_by=request.user)
     except TooManyCredentials as error:
         messages.error(request, error.detail)
         return redirect("portal:portal-client-ids")
-    response = _page(request, "portal/credential_secret.html", {"credential": credential, "secret": secret})
+    context = {
+        "credential": credential,
+        "secret": secret,
+        "key": key,
+        "token_url": _token_url(request, client_id.environment),
+    }
+    response = _page(request, "portal/credential_secret.html", context)
     response["Cache-Control"] = "no-store"
     return response
 
@@ -374,7 +414,8 @@ def delivery_redeliver_view(request: HttpRequest, environment: str, endpoint_id:
 def guide(request: HttpRequest) -> HttpResponse:
     from portal.guide import api_guide_html
 
-    return _page(request, "portal/guide.html", {"guide": api_guide_html(), "api_roots": API_ROOTS})
+    guide_html = api_guide_html(base_url=request.build_absolute_uri("/"))
+    return _page(request, "portal/guide.html", {"guide": guide_html, "api_roots": API_ROOTS})
 
 
 @partner_user_required

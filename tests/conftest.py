@@ -118,6 +118,13 @@ def _tasks_run_immediately(settings):
 
 
 @pytest.fixture(autouse=True)
+def _webhooks_to_public_urls_only(settings):
+    """As in production: the tests run with DEBUG=1, which allows loopback receivers by default (`make run`); a test
+    that delivers to one allows it itself."""
+    settings.WEBHOOK_ALLOW_PRIVATE_URLS = False
+
+
+@pytest.fixture(autouse=True)
 def _clear_cache():
     cache.clear()
     version_rules_cache_clear()

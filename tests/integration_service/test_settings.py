@@ -95,3 +95,35 @@ def test_a_sqlite_transaction_waits_for_another_writer_instead_of_failing(tmp_pa
     )
 
     assert (result.returncode, result.stdout) == (0, "[1, 2]\n"), result.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("env", "allowed"),
+    [
+        ({"DEBUG": "1"}, "True"),  # make run: a receiver on one's own machine works at once
+        ({"DEBUG": "0", "SECRET_KEY": "x" * 64}, "False"),  # production
+        ({"DEBUG": "1", "WEBHOOK_ALLOW_PRIVATE_URLS": "0"}, "False"),
+        ({"DEBUG": "0", "SECRET_KEY": "x" * 64, "WEBHOOK_ALLOW_PRIVATE_URLS": "1"}, "True"),
+    ],
+    ids=["debug", "production", "debug-turned-off", "set-explicitly"],
+)
+def test_loopback_webhook_receivers_are_allowed_by_default_with_debug_only(env, allowed):
+    clean = {key: value for key, value in os.environ.items() if key != "WEBHOOK_ALLOW_PRIVATE_URLS"}
+    result = subprocess.run(
+        [
+            sys.executable,
+            "manage.py",
+            "shell",
+            "--no-imports",
+            "-c",
+            "from django.conf import settings; print(settings.WEBHOOK_ALLOW_PRIVATE_URLS)",
+        ],
+        cwd=ROOT,
+        env={**clean, "REDIS_URL": "", "LOCAL_CACHE_ALLOWED": "1", **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert result.stdout.strip() == allowed, result.stderr

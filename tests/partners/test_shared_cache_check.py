@@ -69,6 +69,21 @@ def test_local_cache_allowed_turns_the_error_into_a_warning():
     assert "LOCAL_CACHE_ALLOWED=1: run a single web process (WORKERS=1) on one machine" in found
 
 
+def test_a_file_cache_is_one_machines_budget_and_says_so(tmp_path):
+    files = {"default": {"BACKEND": "core.file_cache.SharedFileCache", "LOCATION": str(tmp_path)}}
+    with override_settings(DEBUG=False, CACHES=files, LOCAL_CACHE_ALLOWED=False):
+        found = deploy_check()  # a warning: it does not refuse to serve
+    with override_settings(DEBUG=True, CACHES=files):
+        under_make_run = deploy_check()
+
+    assert (
+        "?: (partners.W002) DEBUG is off and the cache is in files on this machine (CACHE_DIR, no REDIS_URL): its "
+        "processes count one budget, but a web process on another machine would count its own.\n"
+        "\tHINT: Serve from one machine only, or set REDIS_URL."
+    ) in found
+    assert "partners." not in under_make_run
+
+
 def production_environment(**env: str) -> dict[str, str]:
     clean = {key: value for key, value in os.environ.items() if key not in {"DEBUG", "LOCAL_CACHE_ALLOWED"}}
     return {

@@ -110,3 +110,36 @@ def test_csrf_is_required(user, partner):
     assert refused.status_code == HTTPStatus.FORBIDDEN
     assert allowed.status_code == HTTPStatus.OK
     assert IntegrationCredential.objects.count() == 1
+
+
+def test_the_secret_page_shows_the_token_url_of_the_serving_host_and_a_curl_line(portal, partner):
+    client_id, _ = client_id_issue(partner=partner, environment=SANDBOX)
+
+    html = portal.post(create_path(client_id), HTTP_HOST="localhost:8443").content.decode()
+    secret = re.search(r'<code class="secret" id="client-secret">(cs_[^<]+)</code>', html)[1]
+
+    assert '<code id="token-url">http://localhost:8443/sandbox/api/v1/auth/token</code>' in html
+    assert (
+        f'<pre id="token-curl"><code>CLIENT_ID={client_id.prefix}…  # your whole ClientID\n'
+        f'curl -u "$CLIENT_ID:{secret}" -d grant_type=client_credentials '
+        "http://localhost:8443/sandbox/api/v1/auth/token</code></pre>"
+    ) in html
+
+
+def test_a_client_id_given_with_the_form_is_checked_before_a_secret_is_made(portal, partner):
+    client_id, key = client_id_issue(partner=partner, environment=SANDBOX)
+
+    wrong = portal.post(create_path(client_id), {"client_id": key + "x"}, follow=True)
+    right = portal.post(create_path(client_id), {"client_id": f" {key} "}).content.decode()
+
+    assert f"That is not the ClientID {client_id.prefix}…: no client secret was created." in wrong.content.decode()
+    assert f'<code id="client-id">{key}</code>' in right
+    assert f'curl -u "{key}:cs_' in right
+    assert IntegrationCredential.objects.count() == 1
+
+
+def test_the_client_ids_page_gives_each_environments_full_token_url(portal, partner):
+    html = portal.get("/portal/client-ids/", HTTP_HOST="localhost").content.decode()
+
+    assert '<code id="sandbox-token-url">http://localhost/sandbox/api/v1/auth/token</code>' in html
+    assert '<code id="production-token-url">http://localhost/api/v1/auth/token</code>' in html

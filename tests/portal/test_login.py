@@ -28,6 +28,14 @@ def test_the_login_page_has_labelled_inputs_and_a_csrf_token(client):
     assert 'name="csrfmiddlewaretoken"' in html
 
 
+def test_the_login_page_is_for_people_and_sends_machines_to_client_secrets(client):
+    html = client.get(LOGIN).content.decode()
+
+    assert "CRM integration logs in with" not in html and "auth/email/login" not in html
+    assert "Your CRM integration's machines never use a\nperson's password" in html
+    assert "a ClientID and a client secret" in html
+
+
 def test_a_partner_user_logs_in_and_lands_on_the_overview(client, user):
     response = client.post(LOGIN, {"email": "  DEV@Sunrise.Example ", "password": PASSWORD})
 

@@ -189,6 +189,15 @@ def test_the_guide_is_docs_api_md_with_working_anchors_and_swagger_linked(portal
     assert "example 201" not in page
 
 
+def test_the_guides_examples_use_the_host_that_serves_the_console(portal):
+    page = portal.get("/portal/guide/", HTTP_HOST="127.0.0.1:24680").content.decode()
+    other = portal.get("/portal/guide/", HTTP_HOST="localhost").content.decode()
+
+    assert "127.0.0.1:8000" not in page and "127.0.0.1:8000" not in other
+    assert "BASE=http://127.0.0.1:24680/sandbox/api/v1" in page
+    assert "BASE=http://localhost/sandbox/api/v1" in other
+
+
 def test_every_readiness_warning_has_the_partners_words_or_is_left_out_on_purpose():
     from portal.selectors import _partner_words
     from readiness.onboarding import ReadinessGap

@@ -19,6 +19,7 @@ import logging
 import os
 import re
 import signal
+import sys
 import threading
 import time
 from argparse import ArgumentParser, ArgumentTypeError
@@ -68,6 +69,15 @@ class ServiceWorker(Worker):
                 signal.signal(signal.SIGALRM, self._stop_task)
                 signal.setitimer(signal.ITIMER_REAL, settings.WORKER_STOP_SECONDS)
         super().shutdown(signum, frame)  # no task running: SystemExit(0) from where the loop waits
+
+    def configure_signals(self) -> None:
+        """SIGTERM, SIGQUIT and SIGINT stop it; but a worker given SIGINT ignored (started with `&` by a shell, as
+        `make run` does) keeps ignoring it: its shell stops it with SIGTERM, and the terminal's Ctrl-C beside that
+        would have been a second signal, which forces the stop ("terminating current task")."""
+        interrupt_ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        super().configure_signals()
+        if interrupt_ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     @staticmethod
     def _stop_task(signum: int, frame: Any) -> None:
@@ -201,14 +211,20 @@ class Command(DatabaseWorkerCommand):
 
 
 def stop_now() -> None:
-    """A stopped worker's last step: threads still sending past the deadline (WORKER_STOP_SECONDS set shorter than
-    WEBHOOK_TIMEOUT_SECONDS, as `make run` does) would hold the interpreter's exit until their requests end. Their
-    deliveries stay claimed until their lease runs out, then any worker sends them again (at least once)."""
+    """A stopped worker's last step, once its task and loops have ended or been given up: exit at once. Threads still
+    sending past the deadline (WORKER_STOP_SECONDS set shorter than WEBHOOK_TIMEOUT_SECONDS, as `make run` does) would
+    hold the interpreter's exit until their requests end; their deliveries stay claimed until their lease runs out,
+    then any worker sends them again (at least once). With none, the interpreter's teardown has nothing left to do
+    but still took a second or more on a loaded machine, past Ctrl-C's few seconds under `make run`."""
     busy = [thread for thread in threading.enumerate() if thread.is_alive() and not thread.daemon]
-    if busy == [threading.main_thread()]:
-        return
-    logger.warning("Worker stopped with webhook requests in flight: their deliveries are sent again after their lease")
+    if busy != [threading.main_thread()]:
+        logger.warning(
+            "Worker stopped with webhook requests in flight: their deliveries are sent again after their lease"
+        )
+    connection.close()
     logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
     os._exit(0)
 
 
