@@ -22,6 +22,7 @@ import json
 import math
 import time
 from collections.abc import Iterable, Iterator
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from jmespath import functions
@@ -34,6 +35,7 @@ ELEMENT_UNITS = 300  # an element a Python loop reads: a type check, a flatten, 
 COPY_UNITS = 30  # an element C code copies or compares once: a slice, keys(), reverse(), one comparison of a sort
 CHARACTER_UNITS = 2  # a character C code reads or writes: strings compared, joined, parsed, stripped
 PIECE_UNITS = 2_000  # a piece to_string's encoder writes (a value, a key, a bracket)
+ESCAPED_CHARACTER_UNITS = 5  # a character of a string to_string writes as JSON (each one checked for escaping)
 # What a push's rules share: a base, and UNITS_PER_BYTE for each byte of their data as compact JSON.
 PUSH_BASE_UNITS = 1_000_000
 UNITS_PER_BYTE = 1
@@ -70,6 +72,7 @@ class PushPool:
         self.rules = max(rules, 1)
         self.allowance = PUSH_BASE_UNITS + (0 if size is None else UNITS_PER_BYTE * size)
         self.left = self.allowance
+        self.interpreter: BoundedInterpreter | None = None  # one for all the push's rules: built once, not per rule
 
     def extend(self) -> bool:
         """Add the data's share once (measuring it if need be); False when it was added already."""
@@ -239,10 +242,24 @@ def _json_written(value: list | dict, budget: EvaluationBudget) -> Iterator[str]
             stack.append(_object_pieces(item))
         elif isinstance(item, list):
             stack.append(_array_pieces(item))
+        elif isinstance(item, str):
+            budget.spend(ESCAPED_CHARACTER_UNITS * len(item))
+            yield encode_basestring_ascii(item)
         else:
-            if isinstance(item, str):
-                budget.spend(CHARACTER_UNITS * len(item))
-            yield json.dumps(item, default=str)
+            yield _scalar_json(item)
+
+
+def _scalar_json(value: Any) -> str:
+    """What `json.dumps(value, default=str)` writes for a scalar of parsed JSON, without its per-call set-up."""
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if type(value) is int:
+        return int.__repr__(value)
+    if type(value) is float and math.isfinite(value):
+        return float.__repr__(value)
+    return json.dumps(value, default=str)
 
 
 class _Raw:
@@ -342,7 +359,12 @@ class BoundedExpression:
 
     def search(self, data: Any, budget: EvaluationBudget | None = None) -> Any:
         budget = budget or EvaluationBudget(data)
-        return BoundedInterpreter(budget).visit(self.tree, data)
+        interpreter = budget.pool.interpreter
+        if interpreter is None:
+            interpreter = budget.pool.interpreter = BoundedInterpreter(budget)
+        else:
+            interpreter.budget = interpreter._functions.budget = budget  # the rule's own part of the same pool
+        return interpreter.visit(self.tree, data)
 
 
 class PageAllowance:
