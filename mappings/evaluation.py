@@ -109,9 +109,9 @@ class EvaluationBudget:
             return False
         return True
 
-    def pays_for_pieces(self, piece: str) -> bool:
-        """Pay for a piece of text written (an issue's value): PIECE_UNITS and its characters."""
-        return self.afford(PIECE_UNITS + CHARACTER_UNITS * len(piece))
+    def pays_for_pieces(self, piece: str, pieces: int = 1) -> bool:
+        """Pay for text written (an issue's value): PIECE_UNITS for each of its `pieces`, and its characters."""
+        return self.afford(PIECE_UNITS * pieces + CHARACTER_UNITS * len(piece))
 
     def short(self, units: int) -> None:
         """After `units` were taken below the floor: the data's share added, or the units given back and refused."""

@@ -123,23 +123,53 @@ def _json_pieces(value: Any, limit: int) -> Iterator[str]:
             yield _scalar_text(_storable_scalar(piece.value))
 
 
+_SMALL_NODES = 64
+
+
+def _small_text(value: dict | list | tuple, limit: int) -> tuple[str, int] | None:
+    """The JSON text of `_storable(value)` and its number of values, when it holds at most _SMALL_NODES values
+    whose strings and keys total at most `limit` characters (what most refused lists and objects are): written by
+    json.dumps at once rather than piece by piece. None for a larger value, found without walking it all."""
+    pending, nodes, characters = [value], 0, 0
+    while pending:
+        item = pending.pop()
+        nodes += 1
+        if nodes > _SMALL_NODES:
+            return None
+        if isinstance(item, dict):
+            characters += sum(len(key) if isinstance(key, str) else 20 for key in item)
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+        elif isinstance(item, str):
+            characters += len(item)
+        if characters > limit:
+            return None
+    return json.dumps(_storable(value), ensure_ascii=False), nodes
+
+
 def _described(value: dict | list | tuple) -> str:
     if isinstance(value, dict):
         return f"an object of {len(value):,} members"
     return f"a list of {len(value):,} items"
 
 
-def issue_value(value: Any, pay: Callable[[str], bool] | None = None, limit: int = ISSUE_VALUE_MAX_CHARS) -> Any:
+def issue_value(value: Any, pay: Callable[..., bool] | None = None, limit: int = ISSUE_VALUE_MAX_CHARS) -> Any:
     """The offending value as an issue shows it: storable, and at most `limit` characters long (as text, or as JSON
-    text for a list or an object) before a `… [truncated: …]` marker saying how long it was. `pay`: asked for
-    each piece of a list's or an object's JSON before it is written (the rule's evaluation budget pays for the
-    issue it raises); where it says no, the text is cut there."""
+    text for a list or an object) before a `… [truncated: …]` marker saying how long it was. `pay(text, pieces=1)`:
+    asked for each piece of a list's or an object's JSON before it is written (the rule's evaluation budget pays for
+    the issue it raises), or once for the text of a small one; where it says no, the text is cut there."""
     if isinstance(value, str):
         if len(value) > limit:
             return f"{_storable_text(value[:limit])}{_TRUNCATED}{len(value):,} characters]"
         return _storable_text(value)
     if not isinstance(value, dict | list | tuple):
         return _storable_scalar(value)
+    small = _small_text(value, limit)
+    if small is not None and (pay is None or pay(small[0], pieces=small[1])):
+        if len(small[0]) > limit:
+            return f"{small[0][:limit]}{_TRUNCATED}{_described(value)}]"
+        return json.loads(small[0])  # as the pieces' way reads it back
     pieces, length = [], 0
     for piece in _json_pieces(value, limit):
         if pay is not None and not pay(piece):
