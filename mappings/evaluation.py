@@ -33,6 +33,7 @@ VISIT_UNITS = 1_500  # a node visited: a field looked up, a comparison, one elem
 CALL_UNITS = 8_000  # a function called: its arguments' types checked, the call dispatched
 ELEMENT_UNITS = 300  # an element a Python loop reads: a type check, a flatten, a comparison walked, a sort key
 COPY_UNITS = 30  # an element C code copies or compares once: a slice, keys(), reverse(), one comparison of a sort
+MEMBER_UNITS = 250  # a member C code puts into a new object (merge): hashed, looked up, stored
 CHARACTER_UNITS = 2  # a character C code reads or writes: strings compared, joined, parsed, stripped
 PIECE_UNITS = 2_000  # a piece to_string's encoder writes (a value, a key, a bracket)
 ESCAPED_CHARACTER_UNITS = 5  # a character of a string to_string writes as JSON (each one checked for escaping)
@@ -171,7 +172,9 @@ def _price(name: str, args: list) -> int:
     if name in ("map", "join"):  # join: its elements' types checked in Python; what it writes is paid by _func_join
         second = args[1] if len(args) > 1 else None
         return (len(second) if isinstance(second, list) else 0) * ELEMENT_UNITS
-    if name in ("keys", "values", "reverse", "merge"):  # copies in C (merge: every object's keys)
+    if name == "merge":  # every object's members put into a new one
+        return sum(len(arg) for arg in args if isinstance(arg, dict)) * MEMBER_UNITS
+    if name in ("keys", "values", "reverse"):  # copies in C
         copied = sum(len(arg) for arg in args if isinstance(arg, list | dict))
         return copied * COPY_UNITS + CHARACTER_UNITS * (len(first) if isinstance(first, str) else 0)
     if name in ("to_number", "starts_with", "ends_with"):

@@ -13,13 +13,14 @@ from datetime import UTC, date, datetime
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any
 
-import jmespath
 import pycountry
 from jmespath.exceptions import JMESPathTypeError
 
+from core.sized_cache import sized_cache
 from core.time import iso_datetime
 from mappings.converters import CHOICE_MAX_CHARS, ConversionError, conversion_units, convert, quoted, stripped
 from mappings.evaluation import VISIT_UNITS, BoundedExpression, EvaluationBudget, EvaluationBudgetExceeded, PushPool
+from mappings.expressions import SOURCE_MAX_CHARS, parsed_tree
 from mappings.issue_values import (
     ISSUE_VALUE_MAX_CHARS,
     ISSUE_VALUE_SHORT_CHARS,
@@ -104,11 +105,11 @@ def _key_chain(tree: dict) -> tuple[str, ...] | None:
     return tuple(keys)
 
 
-@functools.lru_cache(maxsize=2048)
+@sized_cache(max_entries=2048, max_bytes=16 * 1024 * 1024, key_max_chars=SOURCE_MAX_CHARS)
 def compile_source(source: str) -> BoundedExpression | KeyPath:
     """The source expression, compiled (JMESPath's errors raised as jmespath.compile raises them); evaluated within
     a budget (mappings/evaluation.py) unless it only names keys."""
-    tree = jmespath.compile(source).parsed
+    tree = parsed_tree(source)
     keys = _key_chain(tree)
     return KeyPath(keys) if keys is not None else BoundedExpression(tree)
 

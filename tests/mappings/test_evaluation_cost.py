@@ -234,3 +234,30 @@ def test_enum_tables_are_built_once_per_rule_and_kept_within_their_bound():
 
     assert len(converters._enum_tables) <= converters.ENUM_TABLES_MAX
     assert converters._enum_tables_held[0] == sum(len(table) for _, table in converters._enum_tables.values())
+
+
+def test_merging_an_object_pays_for_each_member_put_into_the_new_one():
+    """merge() hashes and stores every member of every object (about 80 ns each, bench/mapping_prices.py): 16 copies
+    of an object of 1,000 members cost more than the push allows, though copying them would not."""
+    data = {f"k{number}": number for number in range(1_000)}
+    copies = ", ".join(["@"] * 16)
+
+    [issue] = normalize(data, [FieldRule("notes", f"merge({copies})", "string")]).issues
+    [fits] = normalize(data, [FieldRule("notes", "length(merge(@, @))", "integer")]).issues or [None]
+
+    assert issue["reason"].startswith(OVER)
+    assert fits is None
+
+
+def test_a_long_string_written_by_to_string_pays_for_each_character_it_escapes():
+    """to_string writes a string as JSON, checking every character for escaping (about 3 ns each): the price of a
+    character copied (2 units) would let 23 fields each write a 20 KB string of the push."""
+    data = {"s": "7" * 20_500}
+    rules = [FieldRule(field.name, "to_string(@)", "string") for field in CANONICAL_FIELDS if field.kind == "text"]
+
+    result = normalize(data, rules)
+
+    refused = [issue for issue in result.issues if issue["reason"].startswith(OVER)]
+    written = len(rules) - len(refused)
+    assert written * 5 * 20_500 <= PUSH_BASE_UNITS + UNITS_PER_BYTE * json_bytes(data)
+    assert refused
