@@ -2,8 +2,6 @@
 the README all start `gunicorn -c gunicorn.conf.py --bind ADDRESS`. Why these values: docs/decisions.md, "Serving".
 """
 
-import ctypes
-import ctypes.util
 import os
 
 wsgi_app = "integration_service.wsgi:application"
@@ -29,24 +27,3 @@ graceful_timeout = 30
 # gunicorn 25+ opens a control socket at one fixed path per user ($HOME/.gunicorn/gunicorn.ctl), which every
 # gunicorn of that user on the machine (tests, a second deployment) would take from the one before. Signals do.
 control_socket_disable = True
-
-# glibc raises its mmap threshold (up to 32 MiB) each time it frees a block above it: after the first large push,
-# blocks of hundreds of kilobytes (a push's body, its JSON, its strings) come from the heap arenas of the worker's
-# threads and fragment them. Each worker grew about 5 MiB every 1,000 pushes of 150-450 KB, linearly, though its
-# Python objects did not (bench/mapping_soak.py, bench/README.md). A fixed threshold (as MALLOC_MMAP_THRESHOLD_
-# would set) keeps every block of 128 KiB or more mapped and returned when freed. Set in the master before the
-# application is loaded, so every worker it forks inherits it.
-M_MMAP_THRESHOLD = -3
-MMAP_THRESHOLD_BYTES = 128 * 1024
-
-
-def large_blocks_mapped() -> bool:
-    """Fix glibc's mmap threshold at MMAP_THRESHOLD_BYTES; False where the C library has no mallopt (not glibc)."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES))
-    except (OSError, AttributeError):
-        return False
-
-
-large_blocks_mapped()
