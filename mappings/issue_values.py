@@ -124,18 +124,21 @@ def _json_pieces(value: Any, limit: int) -> Iterator[str]:
 
 
 _SMALL_NODES = 64
+_pending = list  # what _small_text stacks the values still to count on (a test counts what it reads)
 
 
 def _small_text(value: dict | list | tuple, limit: int) -> tuple[str, int] | None:
     """The JSON text of `_storable(value)` and its number of values, when it holds at most _SMALL_NODES values
     whose strings and keys total at most `limit` characters (what most refused lists and objects are): written by
     json.dumps at once rather than piece by piece. None for a larger value, found without walking it all."""
-    pending, nodes, characters = [value], 0, 0
+    pending, nodes, characters = _pending([value]), 0, 0
     while pending:
         item = pending.pop()
         nodes += 1
         if nodes > _SMALL_NODES:
             return None
+        if isinstance(item, dict | list | tuple) and nodes + len(pending) + len(item) > _SMALL_NODES:
+            return None  # counted before a member is read: a list of a million costs what one of 65 does
         if isinstance(item, dict):
             characters += sum(len(key) if isinstance(key, str) else 20 for key in item)
             pending.extend(item.values())

@@ -8,7 +8,7 @@ import pytest
 from jmespath import functions
 from jmespath.visitor import TreeInterpreter
 
-from mappings import converters
+from mappings import converters, issue_values
 from mappings.converters import ConversionError, convert
 from mappings.evaluation import PUSH_BASE_UNITS, UNITS_PER_BYTE, json_bytes
 from mappings.issue_values import ISSUE_VALUE_MAX_CHARS, issue_value
@@ -261,3 +261,26 @@ def test_a_long_string_written_by_to_string_pays_for_each_character_it_escapes()
     written = len(rules) - len(refused)
     assert written * 5 * 20_500 <= PUSH_BASE_UNITS + UNITS_PER_BYTE * json_bytes(data)
     assert refused
+
+
+@pytest.mark.parametrize("source", ["merge(@, @, @, @, @, @, @, @, @, @, @, @, @, @, @, @)", "a"])
+def test_an_object_or_a_list_holding_a_big_list_is_not_walked_to_be_shown(monkeypatch, source):
+    """An issue's value holding a list of 200,000 elements is cut after its first values, on every field, without
+    its elements being listed to be counted (each field's issue would read all of them)."""
+    read = []
+    real_extend = list.extend
+
+    class CountingList(list):
+        def extend(self, items):
+            items = list(items)
+            read.append(len(items))
+            real_extend(self, items)
+
+    monkeypatch.setattr(issue_values, "_pending", CountingList, raising=False)
+    rules = [FieldRule(field.name, source, "string") for field in CANONICAL_FIELDS if field.kind == "text"]
+
+    result = normalize(BIG, rules)
+
+    assert len(result.issues) == len(rules)
+    assert all("… [truncated: " in issue["value"] for issue in result.issues if issue["value"] is not None)
+    assert sum(read) < 100 * len(rules)
