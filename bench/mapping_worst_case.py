@@ -330,7 +330,9 @@ def measure_tree(root: Path, chosen: dict, args) -> dict[str, dict[str, tuple[fl
                     if mapping not in best or ms < best[mapping][0]:
                         best[mapping] = (ms, answers)
             figures[name] = best
-            print(f"  measured {name} on {root}", flush=True)
+            trivial = best["trivial"][0]
+            measured = ", ".join(f"{mapping} {ms:.0f} ms ({ms / max(trivial, 1e-9):.2f}x; {answers})" for mapping, (ms, answers) in best.items())
+            print(f"  measured {name} on {root}: {measured}", flush=True)
     finally:
         server.terminate()
         server.wait(timeout=60)
@@ -412,7 +414,12 @@ def main() -> None:
     for name, (kind, make) in payloads().items():
         if name not in after:
             continue
-        upsert = f" (bare upsert, worker CPU only: {baseline_ms(make, args.rounds):.0f} ms)" if kind == "push" else ""
+        upsert = ""
+        if kind == "push":
+            try:
+                upsert = f" (bare upsert, worker CPU only: {baseline_ms(make, args.rounds):.0f} ms)"
+            except OSError as error:  # the figures above must not be lost with it
+                upsert = f" (bare upsert: {error})"
         print(f"\n{name}{upsert}")
         print(
             f"  {'mapping':30s} {'after ms':>9s} {'ratio':>6s}"
