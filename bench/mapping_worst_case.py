@@ -331,7 +331,9 @@ def measure_tree(root: Path, chosen: dict, args) -> dict[str, dict[str, tuple[fl
                         best[mapping] = (ms, answers)
             figures[name] = best
             trivial = best["trivial"][0]
-            measured = ", ".join(f"{mapping} {ms:.0f} ms ({ms / max(trivial, 1e-9):.2f}x; {answers})" for mapping, (ms, answers) in best.items())
+            measured = ", ".join(
+                f"{mapping} {ms:.0f} ms ({ms / max(trivial, 1e-9):.2f}x; {answers})" for mapping, (ms, answers) in best.items()
+            )
             print(f"  measured {name} on {root}: {measured}", flush=True)
     finally:
         server.terminate()
