@@ -332,7 +332,8 @@ def measure_tree(root: Path, chosen: dict, args) -> dict[str, dict[str, tuple[fl
             figures[name] = best
             trivial = best["trivial"][0]
             measured = ", ".join(
-                f"{mapping} {ms:.0f} ms ({ms / max(trivial, 1e-9):.2f}x; {answers})" for mapping, (ms, answers) in best.items()
+                f"{mapping} {ms:.0f} ms ({ms / max(trivial, 1e-9):.2f}x; {answers})"
+                for mapping, (ms, answers) in best.items()
             )
             print(f"  measured {name} on {root}: {measured}", flush=True)
     finally:
