@@ -1,4 +1,4 @@
-"""The slowest mapping an operator can save within the bounds (CONTRACT §17), over the largest push and batch the
+r"""The slowest mapping an operator can save within the bounds (CONTRACT §17), over the largest push and batch the
 service accepts, beside the same push under a trivial mapping and bench/baseline's bare upsert, in one run (issue #33).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/integration_bench_cost .venv/bin/python bench/mapping_worst_case.py
@@ -9,16 +9,25 @@ Then over HTTP: gunicorn (one worker, as production configures it) serves the se
 payload is sent under the trivial mapping (one key path) and under each chosen candidate, `--rounds` times,
 alternated. A request's cost is CPU, not wall time (this machine is shared): the gunicorn worker's and its
 PostgreSQL backends', read from /proc before and after. The least of the rounds is reported, the answers counted
-beside it (status, and the issues the mapping raised). `--root DIR` serves another checkout (main, before).
+beside it (status, and the issues the mapping raised).
+
+`--before COMMIT` serves a `git worktree` of that commit too (removed afterwards; the database schema must be the
+same), with the same payloads and mappings (`--before-rounds`, as its slowest pushes took seconds), and prints both
+side by side: e.g. `--before 2a7ffd7`, the issue's main. Every payload's mappings also include `--also` (the issue's
+`a[*].keys(\`{}\`)` by default) whatever the screening finds.
 """
 
 import argparse
 import json
 import os
+import random
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import _setup
@@ -62,6 +71,16 @@ EXPRESSIONS = {
     "string-starts_with": "starts_with(s, s)",
     "string-copies-join": f"join('', {COPIES.replace('@', 's')})",
     "whole-keys": "keys(@)",
+    # A wider attacker's search (issue #33): deep projections, sorts on strings, merges, joins of large arrays,
+    # numbers read from long strings.
+    "nested-projection": "a[*][*][*]",
+    "sort_by-strings": "sort_by(a[*].{k: to_string(@)}, &k)",
+    "sort-strings": "sort(a[*].to_string(@))",
+    "merge-each": "a[*].merge({x: @}, {y: @}, {z: @})",
+    "merge-whole": "merge(@, @, @, @, @, @, @, @, @, @, @, @, @, @, @, @)",
+    "join-large": "join(s, a[*].to_string(@))",  # the separator a long string
+    "to_number-each": "a[*].to_number(to_string(@))",
+    "length-to_string-copies": f"length(to_string({COPIES}))",
 }
 
 
@@ -85,12 +104,45 @@ def conversion_document(mapping_type: str, **options) -> dict:
     return {"fields": fields}
 
 
+def typed_document(source: str) -> dict:
+    """Every canonical field read from `source` as its own kind: a long string or a list fails each conversion,
+    each failure an issue showing the value."""
+    return {
+        "fields": {
+            field.name: {"source": source, "type": {"text": "string"}.get(field.kind, field.kind)}
+            for field in CANONICAL_FIELDS
+        }
+    }
+
+
 FORMATS = [f"%d.%m.%Y {n}" for n in range(20)]
 CANDIDATES = {name: expression_document(source) for name, source in EXPRESSIONS.items()} | {
     "phone-everywhere": conversion_document("phone", region="US"),
     "email-everywhere": conversion_document("email"),
     "date-20-formats-everywhere": conversion_document("date", formats=FORMATS),
     "enum-everywhere": conversion_document("enum"),
+    # Enum values that read like regular expressions (matched as text, never compiled), 500 of them.
+    "enum-regexp-like": {
+        "fields": {
+            field.name: {
+                "source": "p",
+                "type": "enum",
+                "values": {f"^(a+)+$|.*{n}.*": "USD" if field.choices == "currency" else "lead" for n in range(500)},
+            }
+            for field in CANONICAL_FIELDS
+            if field.kind == "text"
+        }
+    },
+    "dates-on-the-long-string": {
+        "fields": {
+            field.name: {"source": "s", "type": "date", "formats": FORMATS}
+            for field in CANONICAL_FIELDS
+            if field.kind == "date"
+        }
+        | {field.name: {"source": "s", "type": "datetime"} for field in CANONICAL_FIELDS if field.kind == "text"}
+    },
+    "long-string-fails-everywhere": typed_document("s"),
+    "list-fails-everywhere": typed_document("a"),
 }
 TRIVIAL = {"fields": {"name": {"source": "n", "type": "string"}}}
 
@@ -124,11 +176,11 @@ def payloads() -> dict:
         ),
         "batch 10 MiB, 500 records of [0, 0, …]": (
             "batch",
-            lambda n: {"records": [{"id": f"bz-{n}-{i}", "data": zeros(10_000, n)} for i in range(500)]},
+            lambda n: {"records": [{"id": f"bz-{n}-{i}", "data": zeros(10_000, n * 1000 + i)} for i in range(500)]},
         ),
         "batch 10 MiB, 500 records of a string": (
             "batch",
-            lambda n: {"records": [{"id": f"bs-{n}-{i}", "data": text(20_500, n)} for i in range(500)]},
+            lambda n: {"records": [{"id": f"bs-{n}-{i}", "data": text(20_500, n * 1000 + i)} for i in range(500)]},
         ),
         "batch 500 records of one project, 1 MiB": (
             "batch",
@@ -141,7 +193,8 @@ def payloads() -> dict:
             "batch",
             lambda n: {
                 "records": [
-                    {"id": f"bt-{n}-{i}", "data": {"n": str(i), "a": [0], "s": "1", "p": "x"}} for i in range(500)
+                    {"id": f"bt-{n}-{i}", "data": {"n": str(i), "a": [0], "s": "1", "p": f"(503) 42{n % 10}-{i:04d}"}}
+                    for i in range(500)
                 ]
             },
         ),
@@ -161,10 +214,12 @@ def normalized_data(kind: str, make) -> list[dict]:
     return list(merged.values())[:50]  # a sample: each record costs alike
 
 
-def screen(rounds: int = 2) -> dict[str, list[tuple[float, str]]]:
+def screen(only: str = "", rounds: int = 2) -> dict[str, list[tuple[float, str]]]:
     """The in-process cost of every candidate on each payload's data, slowest first."""
     chosen = {}
     for name, (kind, make) in payloads().items():
+        if only not in name:
+            continue
         data = normalized_data(kind, make)
         sizes = [len(json.dumps(item, separators=(",", ":"))) for item in data]
         costs = []
@@ -186,9 +241,15 @@ def screen(rounds: int = 2) -> dict[str, list[tuple[float, str]]]:
 
 
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    """A free port in 20000-29999, at random (the range this shared machine's benchmarks use)."""
+    while True:
+        port = random.randint(20_000, 29_999)
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
 
 
 def cpu_by_pid(pids: list[int]) -> dict[int, float]:
@@ -251,74 +312,129 @@ def measure(server, base: str, headers: dict, kind: str, make, n: int) -> tuple[
     return spent * 1000, f"HTTP {status}, records {statuses}, {issues} issues"
 
 
+def measure_tree(root: Path, chosen: dict, args) -> dict[str, dict[str, tuple[float, str]]]:
+    """Serve the checkout at `root` and send each payload under each of its chosen mappings, `args.rounds` times
+    alternated: the least CPU ms of each, and its answers."""
+    port = free_port()
+    server = _setup.service_start(port, root=root)
+    base = f"http://127.0.0.1:{port}"
+    figures: dict[str, dict[str, tuple[float, str]]] = {}
+    try:
+        for name, (kind, make) in payloads().items():
+            if name not in chosen:
+                continue
+            best: dict[str, tuple[float, str]] = {}
+            for round_ in range(args.rounds):
+                for mapping, headers in chosen[name].items():
+                    ms, answers = measure(server, base, headers, kind, make, round_ * 1000 + int(time.time()) % 1000)
+                    if mapping not in best or ms < best[mapping][0]:
+                        best[mapping] = (ms, answers)
+            figures[name] = best
+            trivial = best["trivial"][0]
+            measured = ", ".join(
+                f"{mapping} {ms:.0f} ms ({ms / max(trivial, 1e-9):.2f}x; {answers})"
+                for mapping, (ms, answers) in best.items()
+            )
+            print(f"  measured {name} on {root}: {measured}", flush=True)
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+    return figures
+
+
+def baseline_ms(make, rounds: int) -> float:
+    """bench/baseline's bare upsert of the push's body: the worker's CPU ms, least of `rounds`."""
+    port = free_port()
+    baseline = _setup.baseline_start(port)
+    _setup.baseline_table_create()
+    try:
+        pids = [
+            int(pid)
+            for pid in subprocess.run(["pgrep", "-P", str(baseline.pid)], capture_output=True, text=True).stdout.split()
+        ]
+        costs = []
+        for round_ in range(rounds):
+            before = cpu_seconds(pids)
+            post(
+                f"http://127.0.0.1:{port}", "/bench/baseline-upsert", make(round_), {"Content-Type": "application/json"}
+            )
+            costs.append((cpu_seconds(pids) - before) * 1000)
+        return min(costs)
+    finally:
+        baseline.terminate()
+        baseline.wait(timeout=60)
+
+
+@contextmanager
+def checkout_of(commit: str | None) -> Iterator[Path | None]:
+    """A `git worktree` of `commit` (removed afterwards), or None without one."""
+    if not commit:
+        yield None
+        return
+    path = Path(tempfile.mkdtemp(prefix="mapping-worst-case-before-")) / "tree"
+    subprocess.run(["git", "worktree", "add", "--detach", str(path), commit], cwd=_setup.ROOT, check=True)
+    try:
+        yield path
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(path)], cwd=_setup.ROOT, check=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--root", default=str(_setup.ROOT), help="the checkout to serve (main's, for before)")
+    parser.add_argument("--before", default="", help="a commit served as well, from a git worktree (before)")
+    parser.add_argument("--before-rounds", type=int, default=1, help="rounds on --before (its pushes cost seconds)")
     parser.add_argument("--only", default="", help="payloads whose name holds this text")
     parser.add_argument("--top", type=int, default=2, help="candidates sent over HTTP per payload")
+    parser.add_argument(
+        "--also", default="keys-each", help="candidates sent over HTTP on every payload (comma-separated)"
+    )
     args = parser.parse_args()
 
     call_command("migrate", verbosity=0)
-    chosen = screen()
+    screened = screen(args.only)
     os.environ.update(WORKERS="1", THREADS="4")
-    port, baseline_port = free_port(), free_port()
-    server = _setup.service_start(port, root=Path(args.root))
-    baseline = _setup.baseline_start(baseline_port)
-    _setup.baseline_table_create()
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for name, (kind, make) in payloads().items():
-            if args.only not in name:
-                continue
-            mappings = ["trivial", *[candidate for _, candidate in chosen[name] if candidate != "trivial"][: args.top]]
-            clients = {}
-            for mapping in mappings:
-                token, key = partner_credentials(f"cost-{mapping}")
-                document = TRIVIAL if mapping == "trivial" else CANDIDATES[mapping]
-                mapping_document_import(partner=Partner.objects.get(slug=f"cost-{mapping}"), document=document)
-                clients[mapping] = {
-                    "Authorization": f"Bearer {token}",
-                    "ClientID": key,
-                    "Content-Type": "application/json",
-                }
-            best: dict[str, tuple[float, str]] = {}
-            for round_ in range(args.rounds):
-                for mapping in mappings:
-                    ms, answers = measure(
-                        server, base, clients[mapping], kind, make, round_ * 1000 + int(time.time()) % 1000
-                    )
-                    if mapping not in best or ms < best[mapping][0]:
-                        best[mapping] = (ms, answers)
-            baseline_ms = None
-            if kind == "push":
-                pids = subprocess.run(["pgrep", "-P", str(baseline.pid)], capture_output=True, text=True).stdout.split()
-                costs = []
-                for round_ in range(args.rounds):
-                    before = cpu_seconds([int(pid) for pid in pids])
-                    post(
-                        f"http://127.0.0.1:{baseline_port}",
-                        "/bench/baseline-upsert",
-                        make(round_),
-                        {"Content-Type": "application/json"},
-                    )
-                    costs.append((cpu_seconds([int(pid) for pid in pids]) - before) * 1000)
-                baseline_ms = min(costs)
-            trivial = best["trivial"][0]
-            print(
-                f"\n{name}"
-                + (f" (bare upsert, worker CPU only: {baseline_ms:.0f} ms)" if baseline_ms is not None else "")
-            )
-            for mapping in mappings:
-                ms, answers = best[mapping]
-                print(
-                    f"  {mapping:30s} {ms:9.0f} ms CPU  {ms / max(trivial, 1e-9):5.2f}x trivial  ({answers})",
-                    flush=True,
-                )
-    finally:
-        for process in (server, baseline):
-            process.terminate()
-            process.wait(timeout=60)
+    # Each payload's mappings: the trivial one, the slowest `--top` of the screening and the `--also` ones.
+    chosen: dict[str, dict[str, dict]] = {}
+    for name, costs in screened.items():
+        slowest = [candidate for _, candidate in costs if candidate != "trivial"][: args.top]
+        mappings = dict.fromkeys(["trivial", *slowest, *filter(None, args.also.split(","))])
+        for mapping in mappings:
+            token, key = partner_credentials(f"cost-{mapping}")
+            document = TRIVIAL if mapping == "trivial" else CANDIDATES[mapping]
+            mapping_document_import(partner=Partner.objects.get(slug=f"cost-{mapping}"), document=document)
+            mappings[mapping] = {
+                "Authorization": f"Bearer {token}",
+                "ClientID": key,
+                "Content-Type": "application/json",
+            }
+        chosen[name] = mappings
+    with checkout_of(args.before) as before_root:
+        after = measure_tree(_setup.ROOT, chosen, args)
+        before = {}
+        if before_root is not None:
+            before = measure_tree(before_root, chosen, argparse.Namespace(rounds=args.before_rounds))
+    for name, (kind, make) in payloads().items():
+        if name not in after:
+            continue
+        upsert = ""
+        if kind == "push":
+            try:
+                upsert = f" (bare upsert, worker CPU only: {baseline_ms(make, args.rounds):.0f} ms)"
+            except OSError as error:  # the figures above must not be lost with it
+                upsert = f" (bare upsert: {error})"
+        print(f"\n{name}{upsert}")
+        print(
+            f"  {'mapping':30s} {'after ms':>9s} {'ratio':>6s}"
+            + (f" {'before ms':>10s} {'ratio':>6s}" if before else "")
+        )
+        for mapping in chosen[name]:
+            ms, answers = after[name][mapping]
+            line = f"  {mapping:30s} {ms:9.0f} {ms / max(after[name]['trivial'][0], 1e-9):5.2f}x"
+            if before:
+                old, old_answers = before[name][mapping]
+                line += f" {old:10.0f} {old / max(before[name]['trivial'][0], 1e-9):5.2f}x"
+            print(line + f"  ({answers}" + (f"; before: {old_answers})" if before else ")"), flush=True)
 
 
 if __name__ == "__main__":

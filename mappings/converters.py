@@ -11,7 +11,6 @@ the dearest conversions keep short texts only (an e-mail address is at most 320 
 PHONE_MAX_CHARS): a megabyte of text is never a key, so a process's caches stay a few megabytes.
 """
 
-import functools
 import math
 import re
 import threading
@@ -24,6 +23,7 @@ import phonenumbers
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
+from core.sized_cache import sized_cache
 from projects.canonical import format_decimal
 
 
@@ -279,11 +279,11 @@ def convert_email(value: Any, options: dict) -> str:
     return text.lower()
 
 
-@functools.lru_cache(maxsize=8192)
+@sized_cache(max_entries=8192, max_bytes=4 * 1024 * 1024, key_max_chars=EMAIL_MAX_CHARS)
 def _email_valid(text: str) -> bool:
     # Django's validator runs several regular expressions (a few microseconds, more than any other rule of a
     # usual mapping), and a CRM resends a project's same address with every update. Keys are at most
-    # EMAIL_MAX_CHARS long (convert_email), so the cache holds at most a few megabytes.
+    # EMAIL_MAX_CHARS long (convert_email checks it first, the cache again), within 4 MiB in all.
     try:
         validate_email(text)
     except ValidationError:
@@ -298,10 +298,11 @@ def convert_phone(value: Any, options: dict) -> str:
     return _phone_e164(text, region)
 
 
-@functools.lru_cache(maxsize=8192)
+@sized_cache(max_entries=8192, max_bytes=4 * 1024 * 1024, key_max_chars=PHONE_MAX_CHARS + 16)
 def _phone_e164(text: str, region: str) -> str:
     # The slowest conversion (about 0.1 ms), and a CRM resends a project's same number with every update. Keys are
-    # at most PHONE_MAX_CHARS long (convert_phone): a few megabytes at most.
+    # at most PHONE_MAX_CHARS long (convert_phone checks it first, the cache again; the region a few more),
+    # within 4 MiB in all.
     try:
         number = phonenumbers.parse(text, region)
     except phonenumbers.NumberParseException as error:

@@ -22,6 +22,7 @@ import json
 import math
 import time
 from collections.abc import Iterable, Iterator
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from jmespath import functions
@@ -32,8 +33,10 @@ VISIT_UNITS = 1_500  # a node visited: a field looked up, a comparison, one elem
 CALL_UNITS = 8_000  # a function called: its arguments' types checked, the call dispatched
 ELEMENT_UNITS = 300  # an element a Python loop reads: a type check, a flatten, a comparison walked, a sort key
 COPY_UNITS = 30  # an element C code copies or compares once: a slice, keys(), reverse(), one comparison of a sort
+MEMBER_UNITS = 250  # a member C code puts into a new object (merge): hashed, looked up, stored
 CHARACTER_UNITS = 2  # a character C code reads or writes: strings compared, joined, parsed, stripped
 PIECE_UNITS = 2_000  # a piece to_string's encoder writes (a value, a key, a bracket)
+ESCAPED_CHARACTER_UNITS = 5  # a character of a string to_string writes as JSON (each one checked for escaping)
 # What a push's rules share: a base, and UNITS_PER_BYTE for each byte of their data as compact JSON.
 PUSH_BASE_UNITS = 1_000_000
 UNITS_PER_BYTE = 1
@@ -70,6 +73,7 @@ class PushPool:
         self.rules = max(rules, 1)
         self.allowance = PUSH_BASE_UNITS + (0 if size is None else UNITS_PER_BYTE * size)
         self.left = self.allowance
+        self.interpreter: BoundedInterpreter | None = None  # one for all the push's rules: built once, not per rule
 
     def extend(self) -> bool:
         """Add the data's share once (measuring it if need be); False when it was added already."""
@@ -106,9 +110,9 @@ class EvaluationBudget:
             return False
         return True
 
-    def pays_for_pieces(self, piece: str) -> bool:
-        """Pay for a piece of text written (an issue's value): PIECE_UNITS and its characters."""
-        return self.afford(PIECE_UNITS + CHARACTER_UNITS * len(piece))
+    def pays_for_pieces(self, piece: str, pieces: int = 1) -> bool:
+        """Pay for text written (an issue's value): PIECE_UNITS for each of its `pieces`, and its characters."""
+        return self.afford(PIECE_UNITS * pieces + CHARACTER_UNITS * len(piece))
 
     def short(self, units: int) -> None:
         """After `units` were taken below the floor: the data's share added, or the units given back and refused."""
@@ -168,7 +172,9 @@ def _price(name: str, args: list) -> int:
     if name in ("map", "join"):  # join: its elements' types checked in Python; what it writes is paid by _func_join
         second = args[1] if len(args) > 1 else None
         return (len(second) if isinstance(second, list) else 0) * ELEMENT_UNITS
-    if name in ("keys", "values", "reverse", "merge"):  # copies in C (merge: every object's keys)
+    if name == "merge":  # every object's members put into a new one
+        return sum(len(arg) for arg in args if isinstance(arg, dict)) * MEMBER_UNITS
+    if name in ("keys", "values", "reverse"):  # copies in C
         copied = sum(len(arg) for arg in args if isinstance(arg, list | dict))
         return copied * COPY_UNITS + CHARACTER_UNITS * (len(first) if isinstance(first, str) else 0)
     if name in ("to_number", "starts_with", "ends_with"):
@@ -239,10 +245,24 @@ def _json_written(value: list | dict, budget: EvaluationBudget) -> Iterator[str]
             stack.append(_object_pieces(item))
         elif isinstance(item, list):
             stack.append(_array_pieces(item))
+        elif isinstance(item, str):
+            budget.spend(ESCAPED_CHARACTER_UNITS * len(item))
+            yield encode_basestring_ascii(item)
         else:
-            if isinstance(item, str):
-                budget.spend(CHARACTER_UNITS * len(item))
-            yield json.dumps(item, default=str)
+            yield _scalar_json(item)
+
+
+def _scalar_json(value: Any) -> str:
+    """What `json.dumps(value, default=str)` writes for a scalar of parsed JSON, without its per-call set-up."""
+    if value is None:
+        return "null"
+    if value is True or value is False:
+        return "true" if value else "false"
+    if type(value) is int:
+        return int.__repr__(value)
+    if type(value) is float and math.isfinite(value):
+        return float.__repr__(value)
+    return json.dumps(value, default=str)
 
 
 class _Raw:
@@ -342,7 +362,12 @@ class BoundedExpression:
 
     def search(self, data: Any, budget: EvaluationBudget | None = None) -> Any:
         budget = budget or EvaluationBudget(data)
-        return BoundedInterpreter(budget).visit(self.tree, data)
+        interpreter = budget.pool.interpreter
+        if interpreter is None:
+            interpreter = budget.pool.interpreter = BoundedInterpreter(budget)
+        else:
+            interpreter.budget = interpreter._functions.budget = budget  # the rule's own part of the same pool
+        return interpreter.visit(self.tree, data)
 
 
 class PageAllowance:

@@ -9,8 +9,8 @@ JMESPath's parser is recursive: 500 `(` or 999 `!` would overflow Python's stack
 on the text before parsing, and a RecursionError the parser still meets (prefix operators) is the same depth error.
 """
 
-import jmespath
 from jmespath.exceptions import JMESPathError
+from jmespath.parser import Parser
 
 SOURCE_MAX_CHARS = 1_000
 SOURCE_MAX_DEPTH = 32
@@ -27,6 +27,13 @@ TOO_DEEP = (
     f"is nested deeper than {SOURCE_MAX_DEPTH} levels; a source expression may nest at most {SOURCE_MAX_DEPTH} "
     "levels (parentheses, brackets and its parse tree)"
 )
+
+
+def parsed_tree(source: str) -> dict:
+    """`jmespath.compile(source).parsed`, raising what it raises, without JMESPath's own cache: that one keeps 512
+    parse trees of any size by their text, and the service's caches of compiled sources are bounded by their bytes
+    (mappings/normalization.py, core/sized_cache.py)."""
+    return Parser()._do_parse(source).parsed  # jmespath==1.1.0: what Parser.parse runs on a miss
 
 
 def bracket_depth(source: str) -> int:
@@ -75,7 +82,7 @@ def source_problem(source: str) -> str | None:
     if bracket_depth(source) > SOURCE_MAX_DEPTH:
         return TOO_DEEP
     try:
-        tree = jmespath.compile(source).parsed
+        tree = parsed_tree(source)
     except JMESPathError as error:
         return f"is not a valid JMESPath expression: {error}"
     except RecursionError:  # prefix operators (`!`, `&`) nest the parser without brackets

@@ -9,6 +9,7 @@ yield the refused value, the value came from the data earlier pushes left.
 from collections.abc import Sequence
 
 from mappings.evaluation import PushPool
+from mappings.issue_values import ISSUE_VALUE_MAX_CHARS, issue_value_limit
 from mappings.normalization import FieldRule, apply_rule
 
 
@@ -24,6 +25,11 @@ def issues_from_earlier_pushes(*, issues: Sequence[dict], data: dict, rules: Seq
         if index is None or issue.get("value") is None:
             flags.append(False)
             continue
-        _, own_issue = apply_rule(rules[index], data, pool, later=len(rules) - index - 1)
+        # Cut where the stored value was cut: a record's later issues show shorter values (issue_values.py).
+        limit = issue_value_limit(issue["value"])
+        _, own_issue = apply_rule(rules[index], data, pool, later=len(rules) - index - 1, value_chars=limit)
+        if own_issue is not None and limit != ISSUE_VALUE_MAX_CHARS and own_issue.get("value") != issue["value"]:
+            # a partner's value holding the marker itself: read as it was cut when not cut
+            _, own_issue = apply_rule(rules[index], data, pool, later=len(rules) - index - 1)
         flags.append(own_issue is None or own_issue.get("value") != issue["value"])
     return flags

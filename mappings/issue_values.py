@@ -14,6 +14,13 @@ from json.encoder import encode_basestring
 from typing import Any
 
 ISSUE_VALUE_MAX_CHARS = 1000
+# A record's issues show their values up to ISSUE_VALUE_MAX_CHARS each until the values shown hold
+# ISSUE_VALUES_FULL_CHARS characters together; later issues of the record cut theirs at ISSUE_VALUE_SHORT_CHARS. A
+# mapping whose every rule refuses the same long value would otherwise store (twice) and answer a kilobyte per rule
+# and record: the issues, not the mapping, would make the push dear (issue #33).
+ISSUE_VALUES_FULL_CHARS = 2000
+ISSUE_VALUE_SHORT_CHARS = 100
+_TRUNCATED = "… [truncated: "
 ISSUE_REASON_MAX_CHARS = 300
 # Deeper arrays and objects in a value are cut with a marker: an expression's result may nest deeper than its push.
 ISSUE_VALUE_MAX_DEPTH = 32
@@ -94,10 +101,10 @@ def _scalar_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _json_pieces(value: Any) -> Iterator[str]:
+def _json_pieces(value: Any, limit: int) -> Iterator[str]:
     """The JSON text of `_storable(value)`, piece by piece, without recursion and lazily: a reader that stops after
-    the first characters leaves the rest of the value untouched. A string is cut after ISSUE_VALUE_MAX_CHARS
-    characters before it is written."""
+    the first characters leaves the rest of the value untouched. A string is cut after `limit` characters before it
+    is written."""
     stack: list[Iterator[str | _Child]] = [iter([_Child(value, 0)])]
     while stack:
         piece = next(stack[-1], None)
@@ -111,9 +118,37 @@ def _json_pieces(value: Any) -> Iterator[str]:
             else:
                 stack.append(_members(piece.value, piece.depth))
         elif isinstance(piece.value, str):
-            yield encode_basestring(_storable_text(piece.value[: ISSUE_VALUE_MAX_CHARS + 1]))
+            yield encode_basestring(_storable_text(piece.value[: limit + 1]))
         else:
             yield _scalar_text(_storable_scalar(piece.value))
+
+
+_SMALL_NODES = 64
+_pending = list  # what _small_text stacks the values still to count on (a test counts what it reads)
+
+
+def _small_text(value: dict | list | tuple, limit: int) -> tuple[str, int] | None:
+    """The JSON text of `_storable(value)` and its number of values, when it holds at most _SMALL_NODES values
+    whose strings and keys total at most `limit` characters (what most refused lists and objects are): written by
+    json.dumps at once rather than piece by piece. None for a larger value, found without walking it all."""
+    pending, nodes, characters = _pending([value]), 0, 0
+    while pending:
+        item = pending.pop()
+        nodes += 1
+        if nodes > _SMALL_NODES:
+            return None
+        if isinstance(item, dict | list | tuple) and nodes + len(pending) + len(item) > _SMALL_NODES:
+            return None  # counted before a member is read: a list of a million costs what one of 65 does
+        if isinstance(item, dict):
+            characters += sum(len(key) if isinstance(key, str) else 20 for key in item)
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+        elif isinstance(item, str):
+            characters += len(item)
+        if characters > limit:
+            return None
+    return json.dumps(_storable(value), ensure_ascii=False), nodes
 
 
 def _described(value: dict | list | tuple) -> str:
@@ -122,27 +157,46 @@ def _described(value: dict | list | tuple) -> str:
     return f"a list of {len(value):,} items"
 
 
-def issue_value(value: Any, pay: Callable[[str], bool] | None = None) -> Any:
-    """The offending value as an issue shows it: storable, and at most ISSUE_VALUE_MAX_CHARS long (as text, or as
-    JSON text for a list or an object) before a `… [truncated: …]` marker saying how long it was. `pay`: asked for
-    each piece of a list's or an object's JSON before it is written (the rule's evaluation budget pays for the
-    issue it raises); where it says no, the text is cut there."""
+def issue_value(value: Any, pay: Callable[..., bool] | None = None, limit: int = ISSUE_VALUE_MAX_CHARS) -> Any:
+    """The offending value as an issue shows it: storable, and at most `limit` characters long (as text, or as JSON
+    text for a list or an object) before a `… [truncated: …]` marker saying how long it was. `pay(text, pieces=1)`:
+    asked for each piece of a list's or an object's JSON before it is written (the rule's evaluation budget pays for
+    the issue it raises), or once for the text of a small one; where it says no, the text is cut there."""
     if isinstance(value, str):
-        if len(value) > ISSUE_VALUE_MAX_CHARS:
-            return f"{_storable_text(value[:ISSUE_VALUE_MAX_CHARS])}… [truncated: {len(value):,} characters]"
+        if len(value) > limit:
+            return f"{_storable_text(value[:limit])}{_TRUNCATED}{len(value):,} characters]"
         return _storable_text(value)
     if not isinstance(value, dict | list | tuple):
         return _storable_scalar(value)
+    small = _small_text(value, limit)
+    if small is not None and (pay is None or pay(small[0], pieces=small[1])):
+        if len(small[0]) > limit:
+            return f"{small[0][:limit]}{_TRUNCATED}{_described(value)}]"
+        return json.loads(small[0])  # as the pieces' way reads it back
     pieces, length = [], 0
-    for piece in _json_pieces(value):
+    for piece in _json_pieces(value, limit):
         if pay is not None and not pay(piece):
-            length = ISSUE_VALUE_MAX_CHARS + 1
+            length = limit + 1
         else:
             pieces.append(piece)
             length += len(piece)
-        if length > ISSUE_VALUE_MAX_CHARS:
-            return f"{''.join(pieces)[:ISSUE_VALUE_MAX_CHARS]}… [truncated: {_described(value)}]"
+        if length > limit:
+            return f"{''.join(pieces)[:limit]}{_TRUNCATED}{_described(value)}]"
     return json.loads("".join(pieces))  # the storable value, read back from its short JSON text
+
+
+def issue_value_chars(value: Any) -> int:
+    """How many characters an issue's (cut, storable) value shows: its text, or its JSON text."""
+    if isinstance(value, str):
+        return len(value)
+    return len(json.dumps(value, ensure_ascii=False)) if isinstance(value, dict | list) else 0
+
+
+def issue_value_limit(value: Any) -> int:
+    """The `limit` a stored issue value was cut at (ISSUE_VALUE_MAX_CHARS when it was not cut, or cut there)."""
+    if isinstance(value, str) and value.endswith("]") and _TRUNCATED in value:
+        return min(value.rindex(_TRUNCATED), ISSUE_VALUE_MAX_CHARS)
+    return ISSUE_VALUE_MAX_CHARS
 
 
 def issue_reason(reason: str) -> str:
@@ -150,6 +204,12 @@ def issue_reason(reason: str) -> str:
     return reason if len(reason) <= ISSUE_REASON_MAX_CHARS else reason[:ISSUE_REASON_MAX_CHARS] + "…"
 
 
-def issue(field: str | None, value: Any, reason: str, pay: Callable[[str], bool] | None = None) -> dict:
-    """An issue `{"field", "value", "reason"}` that jsonb can store (`pay`: see issue_value)."""
-    return {"field": field, "value": issue_value(value, pay), "reason": issue_reason(reason)}
+def issue(
+    field: str | None,
+    value: Any,
+    reason: str,
+    pay: Callable[[str], bool] | None = None,
+    limit: int = ISSUE_VALUE_MAX_CHARS,
+) -> dict:
+    """An issue `{"field", "value", "reason"}` that jsonb can store (`pay`, `limit`: see issue_value)."""
+    return {"field": field, "value": issue_value(value, pay, limit), "reason": issue_reason(reason)}

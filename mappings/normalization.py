@@ -13,14 +13,22 @@ from datetime import UTC, date, datetime
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any
 
-import jmespath
 import pycountry
 from jmespath.exceptions import JMESPathTypeError
 
+from core.sized_cache import sized_cache
 from core.time import iso_datetime
 from mappings.converters import CHOICE_MAX_CHARS, ConversionError, conversion_units, convert, quoted, stripped
 from mappings.evaluation import VISIT_UNITS, BoundedExpression, EvaluationBudget, EvaluationBudgetExceeded, PushPool
-from mappings.issue_values import has_unstorable_characters, issue
+from mappings.expressions import SOURCE_MAX_CHARS, parsed_tree
+from mappings.issue_values import (
+    ISSUE_VALUE_MAX_CHARS,
+    ISSUE_VALUE_SHORT_CHARS,
+    ISSUE_VALUES_FULL_CHARS,
+    has_unstorable_characters,
+    issue,
+    issue_value_chars,
+)
 from mappings.source_alternatives import search_alternatives
 from projects.canonical import (
     CANONICAL_FIELDS,
@@ -97,11 +105,11 @@ def _key_chain(tree: dict) -> tuple[str, ...] | None:
     return tuple(keys)
 
 
-@functools.lru_cache(maxsize=2048)
+@sized_cache(max_entries=2048, max_bytes=16 * 1024 * 1024, key_max_chars=SOURCE_MAX_CHARS)
 def compile_source(source: str) -> BoundedExpression | KeyPath:
     """The source expression, compiled (JMESPath's errors raised as jmespath.compile raises them); evaluated within
     a budget (mappings/evaluation.py) unless it only names keys."""
-    tree = jmespath.compile(source).parsed
+    tree = parsed_tree(source)
     keys = _key_chain(tree)
     return KeyPath(keys) if keys is not None else BoundedExpression(tree)
 
@@ -228,9 +236,17 @@ def _converted(rule: FieldRule, raw: Any, options: dict, budget: EvaluationBudge
     return value
 
 
-def apply_rule(rule: FieldRule, data: dict, pool: PushPool | None = None, *, later: int = 0) -> tuple[Any, dict | None]:
+def apply_rule(
+    rule: FieldRule,
+    data: dict,
+    pool: PushPool | None = None,
+    *,
+    later: int = 0,
+    value_chars: int = ISSUE_VALUE_MAX_CHARS,
+) -> tuple[Any, dict | None]:
     """The canonical value of one rule over `data`, and the issue it raised (or None). `pool`: the evaluation pool
-    the push's rules share (mappings/evaluation.py), its own when not given; `later`: how many rules follow it."""
+    the push's rules share (mappings/evaluation.py), its own when not given; `later`: how many rules follow it;
+    `value_chars`: where the issue's value is cut (mappings/issue_values.py)."""
     canonical = CANONICAL_FIELDS_BY_NAME[rule.field]
     pool = pool or PushPool(data)
     try:
@@ -247,12 +263,14 @@ def apply_rule(rule: FieldRule, data: dict, pool: PushPool | None = None, *, lat
     except EvaluationBudgetExceeded as error:
         return None, issue(rule.field, None, f"converting the value {error}")
     except ConversionError as error:
-        return None, issue(rule.field, raw, str(error), budget.pays_for_pieces)
+        return None, issue(rule.field, raw, str(error), budget.pays_for_pieces, value_chars)
     except Exception as error:  # a converter bug must not lose the push: an issue, and a log entry to fix it
         logger.exception("Converting a value for %s (%s) failed", rule.field, rule.type)
-        return None, issue(rule.field, raw, f"could not be read ({type(error).__name__})", budget.pays_for_pieces)
+        reason = f"could not be read ({type(error).__name__})"
+        return None, issue(rule.field, raw, reason, budget.pays_for_pieces, value_chars)
     if rule.required:
-        return None, issue(rule.field, raw, "required, but the source has no value", budget.pays_for_pieces)
+        reason = "required, but the source has no value"
+        return None, issue(rule.field, raw, reason, budget.pays_for_pieces, value_chars)
     return None, None
 
 
@@ -262,11 +280,13 @@ def normalize(data: dict, rules: Sequence[FieldRule], *, size: int | None = None
     values = {canonical.attname: None for canonical in CANONICAL_FIELDS}
     if not rules:
         return NormalizationResult(values=values, issues=[], mapping_status=MappingStatus.UNMAPPED)
-    issues, pool = [], PushPool(data, size=size, rules=len(rules))
+    issues, pool, shown = [], PushPool(data, size=size, rules=len(rules)), 0
     for index, rule in enumerate(rules):
-        value, issue = apply_rule(rule, data, pool, later=len(rules) - index - 1)
+        value_chars = ISSUE_VALUE_MAX_CHARS if shown < ISSUE_VALUES_FULL_CHARS else ISSUE_VALUE_SHORT_CHARS
+        value, issue = apply_rule(rule, data, pool, later=len(rules) - index - 1, value_chars=value_chars)
         values[CANONICAL_FIELDS_BY_NAME[rule.field].attname] = value
         if issue:
             issues.append(issue)
+            shown += issue_value_chars(issue["value"])
     status = MappingStatus.PARTIAL if issues else MappingStatus.MAPPED
     return NormalizationResult(values=values, issues=issues, mapping_status=status)

@@ -2,15 +2,17 @@
 
 A version never changes once written (mappings/services.py only adds them), so an entry cannot go stale:
 a push reads which version its environment uses, and only a version this process has not seen yet costs a query.
+At most VERSION_RULES_MAX_BYTES of rules are kept (a version's enum tables can be large), the oldest going first.
 """
 
-import functools
-
+from core.sized_cache import sized_cache
 from mappings.documents import rules_from_document
 from mappings.normalization import FieldRule
 
+VERSION_RULES_MAX_BYTES = 64 * 1024 * 1024
 
-@functools.lru_cache(maxsize=512)
+
+@sized_cache(max_entries=512, max_bytes=VERSION_RULES_MAX_BYTES)
 def version_rules(*, version_id: int) -> tuple[FieldRule, ...]:
     from mappings.models import MappingVersion  # models import the engine modules; keep this module import-light
 

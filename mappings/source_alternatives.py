@@ -6,25 +6,24 @@ The value is exactly the one JMESPath's `||` gives (the first alternative that i
 else the last one's); the list only says which scale reads it: the scale of the alternative it came from.
 """
 
-import functools
 from collections.abc import Sequence
 from typing import Any
 
-import jmespath
-
+from core.sized_cache import sized_cache
 from mappings.evaluation import BoundedExpression, EvaluationBudget, PushPool
+from mappings.expressions import SOURCE_MAX_CHARS, parsed_tree
 
 MAX_ALTERNATIVE_SCALES = 10
 
 
-@functools.lru_cache(maxsize=1024)
+@sized_cache(max_entries=1024, max_bytes=16 * 1024 * 1024, key_max_chars=SOURCE_MAX_CHARS)
 def source_alternatives(source: str) -> tuple[BoundedExpression, ...]:
     """The expressions `source` joins with `||` at its top, in order; one for a source without `||`.
 
     Parentheses do not group (JMESPath keeps none in its tree): `a || (b || c)` has three alternatives, as
     `||` gives the same value either way. `(a || b).c` and `a || b | c` have one: their top is not `||`.
     """
-    alternatives, pending = [], [jmespath.compile(source).parsed]
+    alternatives, pending = [], [parsed_tree(source)]
     while pending:  # depth first, left to right, without recursion: a source may chain many alternatives
         node = pending.pop()
         if node["type"] == "or_expression":

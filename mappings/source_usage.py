@@ -10,8 +10,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from json.encoder import encode_basestring
 
-import jmespath
 from jmespath.exceptions import JMESPathError
+
+from mappings.expressions import parsed_tree
 
 # A path is a tuple of steps: ("key", name), ITEMS for an array's elements (discovery's `[*]`), ANY_KEY for `*`.
 ITEMS = ("items",)
@@ -137,7 +138,7 @@ class _Walk:
 def source_paths(expression: str) -> set[Path]:
     """The data paths a JMESPath expression reads (empty when it does not parse, or is past the walk's bounds)."""
     try:
-        tree = jmespath.compile(expression).parsed
+        tree = parsed_tree(expression)
     except (JMESPathError, RecursionError):
         return set()
     walk = _Walk()

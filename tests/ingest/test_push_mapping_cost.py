@@ -110,8 +110,8 @@ def test_a_huge_list_under_a_mapped_string_key_is_cut_before_it_is_written(sandb
     written = []
     pieces = issue_values._json_pieces
 
-    def counted_pieces(value):
-        for piece in pieces(value):
+    def counted_pieces(value, limit):
+        for piece in pieces(value, limit):
             written.append(piece)
             yield piece
 

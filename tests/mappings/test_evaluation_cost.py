@@ -8,7 +8,7 @@ import pytest
 from jmespath import functions
 from jmespath.visitor import TreeInterpreter
 
-from mappings import converters
+from mappings import converters, issue_values
 from mappings.converters import ConversionError, convert
 from mappings.evaluation import PUSH_BASE_UNITS, UNITS_PER_BYTE, json_bytes
 from mappings.issue_values import ISSUE_VALUE_MAX_CHARS, issue_value
@@ -234,3 +234,53 @@ def test_enum_tables_are_built_once_per_rule_and_kept_within_their_bound():
 
     assert len(converters._enum_tables) <= converters.ENUM_TABLES_MAX
     assert converters._enum_tables_held[0] == sum(len(table) for _, table in converters._enum_tables.values())
+
+
+def test_merging_an_object_pays_for_each_member_put_into_the_new_one():
+    """merge() hashes and stores every member of every object (about 80 ns each, bench/mapping_prices.py): 16 copies
+    of an object of 1,000 members cost more than the push allows, though copying them would not."""
+    data = {f"k{number}": number for number in range(1_000)}
+    copies = ", ".join(["@"] * 16)
+
+    [issue] = normalize(data, [FieldRule("notes", f"merge({copies})", "string")]).issues
+    [fits] = normalize(data, [FieldRule("notes", "length(merge(@, @))", "integer")]).issues or [None]
+
+    assert issue["reason"].startswith(OVER)
+    assert fits is None
+
+
+def test_a_long_string_written_by_to_string_pays_for_each_character_it_escapes():
+    """to_string writes a string as JSON, checking every character for escaping (about 3 ns each): the price of a
+    character copied (2 units) would let 23 fields each write a 20 KB string of the push."""
+    data = {"s": "7" * 20_500}
+    rules = [FieldRule(field.name, "to_string(@)", "string") for field in CANONICAL_FIELDS if field.kind == "text"]
+
+    result = normalize(data, rules)
+
+    refused = [issue for issue in result.issues if issue["reason"].startswith(OVER)]
+    written = len(rules) - len(refused)
+    assert written * 5 * 20_500 <= PUSH_BASE_UNITS + UNITS_PER_BYTE * json_bytes(data)
+    assert refused
+
+
+@pytest.mark.parametrize("source", ["merge(@, @, @, @, @, @, @, @, @, @, @, @, @, @, @, @)", "a"])
+def test_an_object_or_a_list_holding_a_big_list_is_not_walked_to_be_shown(monkeypatch, source):
+    """An issue's value holding a list of 200,000 elements is cut after its first values, on every field, without
+    its elements being listed to be counted (each field's issue would read all of them)."""
+    read = []
+    real_extend = list.extend
+
+    class CountingList(list):
+        def extend(self, items):
+            items = list(items)
+            read.append(len(items))
+            real_extend(self, items)
+
+    monkeypatch.setattr(issue_values, "_pending", CountingList, raising=False)
+    rules = [FieldRule(field.name, source, "string") for field in CANONICAL_FIELDS if field.kind == "text"]
+
+    result = normalize(BIG, rules)
+
+    assert len(result.issues) == len(rules)
+    assert all("… [truncated: " in issue["value"] for issue in result.issues if issue["value"] is not None)
+    assert sum(read) < 100 * len(rules)
