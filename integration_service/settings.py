@@ -81,18 +81,26 @@ MIDDLEWARE = [
     "core.db.replicas.sticky.ReplicaStickyMiddleware",  # a caller's writes read back from the primary
     "django.middleware.security.SecurityMiddleware",
     "core.middleware.HtmlContentSecurityPolicyMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "core.middleware.ApiSkippingWhiteNoiseMiddleware",  # WhiteNoise's, not on API paths
     "partners.oauth_errors.OAuthErrorMiddleware",  # outside the problems: the token routes answer OAuth's errors
     "core.middleware.ApiProblemMiddleware",
     "core.middleware.QueryStringNulMiddleware",
     "partners.throttling.RateLimitHeadersMiddleware",
+    "core.middleware.PageMiddleware",  # PAGE_MIDDLEWARE, on every path but the API's
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+# Run by core.middleware.PageMiddleware in this order, where they stood in MIDDLEWARE, for the admin, the console and
+# the other pages; the API's answers never used them (issue #33).
+PAGE_MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
+# The admin's checks look for its middleware in MIDDLEWARE itself; they run for its pages from PAGE_MIDDLEWARE
+# (tests/core/test_page_middleware.py holds the admin's pages to them).
+SILENCED_SYSTEM_CHECKS = ["admin.E408", "admin.E409", "admin.E410"]
 
 ROOT_URLCONF = os.environ.get("ROOT_URLCONF", "integration_service.urls")  # bench/ mounts a baseline beside it
 WSGI_APPLICATION = "integration_service.wsgi.application"

@@ -118,22 +118,29 @@ def _converters(vendor: str, model: type[models.Model], attnames: tuple[str, ...
 
 
 def rows_select(
-    model: type[models.Model], *, attnames: Sequence[str], where: dict[str, Any], for_update: bool = False
+    model: type[models.Model],
+    *,
+    attnames: Sequence[str],
+    where: dict[str, Any],
+    for_update: bool = False,
+    using: str = DEFAULT_DB_ALIAS,
 ) -> list[dict[str, Any]]:
-    """The rows whose columns equal `where`, as {attname: Python value}; locked when `for_update`."""
+    """The rows whose columns equal `where`, as {attname: Python value}; locked when `for_update`. `using`: the
+    database to read (a replica's alias for a read a replica may serve)."""
     attnames = tuple(attnames)
     sql = _select_sql(connection.vendor, model, attnames, tuple(where), for_update)
-    with connection.cursor() as cursor:
+    with connections[using].cursor() as cursor:
         cursor.execute(sql, _prepared(model, where))
         rows = cursor.fetchall()
     converters = _converters(connection.vendor, model, attnames)
     return [_converted(attnames, row, converters) for row in rows]
 
 
-def instance_from_row(model: type[models.Model], row: dict[str, Any]) -> models.Model:
-    """A model instance of a row read here, as the ORM would load it: the columns not read are deferred."""
+def instance_from_row(model: type[models.Model], row: dict[str, Any], *, using: str = DEFAULT_DB_ALIAS) -> models.Model:
+    """A model instance of a row read here (from `using`), as the ORM would load it: the columns not read are
+    deferred."""
     values = [row.get(field.attname, DEFERRED) for field in model._meta.concrete_fields]
-    return model.from_db(connection.alias, list(row), values)
+    return model.from_db(using, list(row), values)
 
 
 @functools.cache

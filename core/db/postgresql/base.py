@@ -16,7 +16,8 @@ availability").
 from collections.abc import Callable
 from typing import Any
 
-from django.db import NotSupportedError, OperationalError
+from django.db import InterfaceError, NotSupportedError, OperationalError
+from django.db.backends import utils
 from django.db.backends.postgresql import base
 
 _STALE_PLAN = "cached plan must not change result type"
@@ -65,11 +66,73 @@ def confirmed_in_autocommit(
     return result
 
 
+class _FirstStatementChecks:
+    """A cursor whose statement may be the first on a connection kept from an earlier request (DatabaseWrapper's
+    `_cursor`): if the connection turns out dead, it is opened again and the statement sent once more. Only outside
+    a transaction and only for that first statement, which nothing on the connection preceded in this request, so
+    nothing can have been half done; any other error, or a live connection, raises as it is."""
+
+    def execute(self, sql: Any, params: Any = None) -> Any:
+        database = self.db
+        if not database.first_statement_checks:
+            return super().execute(sql, params)
+        database.first_statement_checks = False
+        try:
+            return super().execute(sql, params)
+        except (OperationalError, InterfaceError):
+            if database.in_atomic_block or database.is_alive():
+                raise
+        database.close()
+        database.ensure_connection()
+        with database.wrap_database_errors:
+            self.cursor = database.create_cursor()
+        return super().execute(sql, params)
+
+    def executemany(self, sql: Any, param_list: Any) -> Any:
+        self.db.first_statement_checks = False  # never the caller's query: checked by a SELECT 1 before it instead
+        return super().executemany(sql, param_list)
+
+
+class _CheckingCursorWrapper(_FirstStatementChecks, utils.CursorWrapper):
+    pass
+
+
+class _CheckingCursorDebugWrapper(_FirstStatementChecks, utils.CursorDebugWrapper):
+    pass
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.execute_wrappers.extend([replanned_after_a_schema_change, confirmed_in_autocommit])
         self._commit_unconfirmed = False
+        self.first_statement_checks = False
+
+    def _cursor(self, name: str | None = None) -> Any:
+        """Django checks a connection kept from an earlier request with a `SELECT 1` of its own before its first
+        cursor (CONN_HEALTH_CHECKS), a round trip on every request. The request's first statement (the caller's
+        query, on every API request) checks it instead: _FirstStatementChecks opens the connection again and repeats
+        that statement when it finds the connection dead. A transaction begun first (set_autocommit) still has
+        Django's check, since a statement inside one cannot be repeated."""
+        if self.connection is not None and self.health_check_enabled and not self.health_check_done and name is None:
+            self.health_check_done = True
+            self.first_statement_checks = True
+        return super()._cursor(name)
+
+    def connect(self) -> None:
+        self.first_statement_checks = False  # a new connection needs no check
+        super().connect()
+
+    def is_alive(self) -> bool:
+        """Whether the connection still works, after a statement failed on it."""
+        connection = self.connection
+        return connection is not None and not connection.closed and not connection.broken and self.is_usable()
+
+    def make_cursor(self, cursor: Any) -> utils.CursorWrapper:
+        return _CheckingCursorWrapper(cursor, self)
+
+    def make_debug_cursor(self, cursor: Any) -> utils.CursorDebugWrapper:
+        return _CheckingCursorDebugWrapper(cursor, self)
 
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
         connection = super().get_new_connection(conn_params)

@@ -153,3 +153,39 @@ def test_the_first_write_after_an_idle_spell_is_not_taken_for_the_idle_time(sett
     assert health._lag(replayed=0x1000000, primary=0x3000000, since_last_replayed=500.0, now=102.0) == 500.0
     assert health._lag(replayed=0x1000000, primary=0x3000000, since_last_replayed=None, now=102.0) == float("inf")
     health.replica_states_forget()
+
+
+def test_a_marked_handlers_project_look_up_reads_the_replica(one_replica, monkeypatch, partner, make_project):
+    """projects/selectors.py's project_get is a statement built once, not the ORM's: it still reads where the
+    router would, the replica inside a marked handler, the primary outside one."""
+    from core.db import rows
+    from projects.selectors import project_get
+
+    project = make_project(partner, external_id="HS-1")
+    used = []
+    primary = rows.connections[DEFAULT_DB_ALIAS]
+
+    class Recording:
+        def __getitem__(self, alias):
+            used.append(alias)
+            return primary  # the replica's stand-in: the same database
+
+    monkeypatch.setattr(rows, "connections", Recording())
+
+    class Reader:
+        @replica_reads
+        def get(self, request):
+            return project_get(partner_id=partner.pk, environment="sandbox", project_id=str(project.pk))
+
+    found = Reader().get(request())
+    assert (found.pk, found.external_id, found._state.db, found._state.adding) == (
+        project.pk,
+        "HS-1",
+        "replica_1",
+        False,
+    )
+    assert "replica_1" in used
+    used.clear()
+    assert project_get(partner_id=partner.pk, environment="sandbox", project_id=str(project.pk)).pk == project.pk
+    assert "replica_1" not in used
+    assert project_get(partner_id=partner.pk, environment="production", project_id=str(project.pk)) is None
