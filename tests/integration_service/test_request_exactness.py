@@ -1,9 +1,9 @@
 """Issue #33's exactness script: 49 requests whose every answer (status, headers, body) must stay what main answered
 before any cut of a request's cost was made (tests/integration_service/exactness/<vendor>.json, recorded with
 RECORD_EXACTNESS=1 from main at f7c7478: after issue #35's RFC 6750 challenges, before the cuts). Bad and expired
-tokens, the other environment's ClientID and token, revocations, a password change, a deactivation and clearance changes each effective on the very next request,
-429s from counters another process raised in the shared Redis, GET of known, unknown, deleted and other
-environments' projects, pushes and lists.
+tokens, the other environment's ClientID and token, revocations, a password change, a deactivation and clearance
+changes each effective on the very next request, 429s from counters another process raised in the shared Redis, GET
+of known, unknown, deleted and other environments' projects, pushes and lists.
 
 What differs from run to run (ids, dates, request ids, ETags, keys) is replaced by a placeholder numbered by its
 first appearance, so that which answers share a value is still compared exactly.
