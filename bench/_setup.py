@@ -4,6 +4,8 @@ import http.client
 import importlib
 import json
 import os
+import random
+import socket
 import subprocess
 import sys
 import time
@@ -25,6 +27,18 @@ os.environ.setdefault("LOCAL_CACHE_ALLOWED", "1")
 import django  # noqa: E402
 
 django.setup()
+
+
+def free_port() -> int:
+    """A free port in 20000-29999, at random (the range this shared machine's benchmarks use)."""
+    while True:
+        port = random.randint(20_000, 29_999)
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
 
 
 def baseline_start(port: int) -> subprocess.Popen:

@@ -21,9 +21,9 @@ import urllib.request
 from pathlib import Path
 
 import _setup
+from _setup import free_port
 from django.core.management import call_command
 from django.db import connection
-from mapping_worst_case import free_port
 from push_load import partner_credentials
 
 from mappings.services import mapping_document_import

@@ -20,8 +20,6 @@ side by side: e.g. `--before 2a7ffd7`, the issue's main. Every payload's mapping
 import argparse
 import json
 import os
-import random
-import socket
 import subprocess
 import tempfile
 import time
@@ -31,6 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import _setup
+from _setup import free_port
 from django.core.management import call_command
 from django.db import connection
 from push_load import partner_credentials
@@ -238,18 +237,6 @@ def screen(only: str = "", rounds: int = 2) -> dict[str, list[tuple[float, str]]
         trivial = next(ms for ms, candidate in costs if candidate == "trivial")
         print(f"screen {name}: trivial {trivial:.2f} ms a record; slowest {top}", flush=True)
     return chosen
-
-
-def free_port() -> int:
-    """A free port in 20000-29999, at random (the range this shared machine's benchmarks use)."""
-    while True:
-        port = random.randint(20_000, 29_999)
-        with socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
 
 
 def cpu_by_pid(pids: list[int]) -> dict[int, float]:

@@ -17,7 +17,6 @@ packages) in the same run, so before and after share the machine's state; `--rou
 
 import argparse
 import os
-import random
 import re
 import shutil
 import socket
@@ -33,6 +32,7 @@ from pathlib import Path
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:1/0")  # replaced below by the benchmark's own redis-server
 
 import _setup
+from _setup import free_port
 from django.core.management import call_command
 from django.db import connection
 from push_load import partner_credentials, stop, wrk
@@ -42,17 +42,6 @@ CHANGING = str(ROOT / "bench" / "changing.lua")
 GET = str(ROOT / "bench" / "get.lua")
 TICKS = os.sysconf("SC_CLK_TCK")
 LIMITS = {"CLIENT_ID_RATE_LIMIT_PER_MINUTE": "1000000000", "CLIENT_ID_RECORD_LIMIT_PER_MINUTE": "1000000000"}
-
-
-def free_port() -> int:
-    while True:
-        port = random.randint(20000, 29999)
-        with socket.socket() as probe:
-            try:
-                probe.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
 
 
 def cpu_seconds(pid: int) -> float:
