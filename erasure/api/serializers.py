@@ -3,12 +3,13 @@ from collections.abc import Mapping
 from rest_framework import serializers
 
 from core.api.fields import StrictCharField
+from core.api.serializers import KnownMembersSerializer
 from core.time import iso_datetime
 from erasure.choices import REASON_MAX_LENGTH
 from erasure.models import ProjectErasure
 
 
-class ErasureRequestSerializer(serializers.Serializer):
+class ErasureRequestSerializer(KnownMembersSerializer):
     """The body of POST externals/projects/{id}/erasure: `{}`, or why."""
 
     reason = StrictCharField(
@@ -23,15 +24,7 @@ class ErasureRequestSerializer(serializers.Serializer):
             raise serializers.ValidationError(
                 {"non_field_errors": ['The body is a JSON object: {} or {"reason": "..."}.']}
             )
-        unknown = sorted(set(data) - set(self.fields))
-        errors = {str(name): ["Unknown member; the body may hold reason."] for name in unknown}
-        try:
-            value = super().to_internal_value(data)
-        except serializers.ValidationError as invalid:
-            raise serializers.ValidationError({**errors, **invalid.detail}) from None
-        if errors:
-            raise serializers.ValidationError(errors)
-        return value
+        return super().to_internal_value(data)
 
 
 class ErasureSerializer(serializers.Serializer):

@@ -1,10 +1,10 @@
-from collections.abc import Mapping
 from urllib.parse import urlencode
 
 from django.urls import reverse
 from django.utils import timezone
 from rest_framework import serializers
 
+from core.api.serializers import KnownMembersSerializer
 from core.time import iso_datetime
 from exports.choices import ExportStatus
 from exports.links import link_query
@@ -18,7 +18,7 @@ DATE_FILTER_HELP = (
 )
 
 
-class ExportRequestSerializer(serializers.Serializer):
+class ExportRequestSerializer(KnownMembersSerializer):
     """The optional body of POST integration/exports."""
 
     exclude = serializers.ListField(
@@ -31,17 +31,6 @@ class ExportRequestSerializer(serializers.Serializer):
         help_text='["data"] leaves the source data out of every line, for a lighter file.',
     )
     updatedDate = serializers.CharField(required=False, max_length=100, help_text=DATE_FILTER_HELP)
-
-    def to_internal_value(self, data: object) -> dict:
-        unknown = sorted(set(data) - set(self.fields)) if isinstance(data, Mapping) else []
-        errors = {str(name): ["Unknown member; the body may hold exclude and updatedDate."] for name in unknown}
-        try:
-            value = super().to_internal_value(data)
-        except serializers.ValidationError as invalid:
-            raise serializers.ValidationError({**errors, **invalid.detail}) from None
-        if errors:
-            raise serializers.ValidationError(errors)
-        return value
 
     def validate_updatedDate(self, value: str) -> str:
         try:
