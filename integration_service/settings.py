@@ -98,9 +98,10 @@ PAGE_MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
 ]
-# The admin's checks look for its middleware in MIDDLEWARE itself; they run for its pages from PAGE_MIDDLEWARE
-# (tests/core/test_page_middleware.py holds the admin's pages to them).
-SILENCED_SYSTEM_CHECKS = ["admin.E408", "admin.E409", "admin.E410"]
+# The admin's and CSRF's checks look for their middleware in MIDDLEWARE itself; it runs for the pages from
+# PAGE_MIDDLEWARE, which core/checks.py checks in their place (tests/core/test_page_middleware.py holds the admin's
+# pages to them).
+SILENCED_SYSTEM_CHECKS = ["admin.E408", "admin.E409", "admin.E410", "security.W003"]
 
 ROOT_URLCONF = os.environ.get("ROOT_URLCONF", "integration_service.urls")  # bench/ mounts a baseline beside it
 WSGI_APPLICATION = "integration_service.wsgi.application"
