@@ -141,11 +141,12 @@ urlpatterns = [
         name="platform-schema",
     ),
     *oauth_metadata,
-    path(OAUTH_METADATA, oauth_metadata_not_found),
+    # Any other path under it (a wrong root, a NUL...) too: discovery answers JSON, never Django's HTML 404.
+    re_path(rf"^{re.escape(OAUTH_METADATA)}(?:/[\s\S]*)?$", oauth_metadata_not_found),
     roots[Environment.PRODUCTION],
     roots[Environment.SANDBOX],
     platform_root,
-    re_path(r"^(?:api|sandbox|platform)(?:/.*)?$", api_not_found),
+    re_path(r"^(?:api|sandbox|platform)(?:/[\s\S]*)?$", api_not_found),
     path("", RedirectView.as_view(url="/admin/", permanent=False)),
 ]
 

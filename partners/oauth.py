@@ -67,6 +67,30 @@ class ClientCredentials:
     client_secret: str
 
 
+class _JSONObject(list):
+    """A JSON object as its members in order, so a member sent twice is seen rather than the last one kept."""
+
+
+def _json_pairs(body: bytes) -> list[tuple[str, str]]:
+    """The members of a JSON object body whose values are strings; text no character can be (a lone surrogate) and
+    nesting too deep for the parser are malformed requests, not errors of the service."""
+    try:
+        document = json.loads(body.decode("utf-8"), object_pairs_hook=_JSONObject)
+    except RecursionError:
+        raise invalid_request("The JSON body must be an object whose values are strings.") from None
+    except (UnicodeDecodeError, ValueError):
+        raise invalid_request("The body is not JSON.") from None
+    if not isinstance(document, _JSONObject) or not all(isinstance(value, str) for _, value in document):
+        raise invalid_request("The JSON body must be an object whose values are strings.")
+    try:
+        "".join(part for pair in document for part in pair).encode("utf-8")
+    except UnicodeEncodeError:
+        raise invalid_request(
+            "The JSON body holds a lone surrogate (\\ud800-\\udfff), which is not a character."
+        ) from None
+    return list(document)
+
+
 def _parameters(*, media_type: str, body: bytes) -> dict[str, str]:
     """The request's parameters; those sent without a value are omitted (§3.2), one sent twice is refused."""
     if media_type == "application/x-www-form-urlencoded":
@@ -75,13 +99,7 @@ def _parameters(*, media_type: str, body: bytes) -> dict[str, str]:
         except UnicodeDecodeError:
             raise invalid_request("The form body is not UTF-8 percent-encoded.") from None
     elif media_type == "application/json":
-        try:
-            document = json.loads(body.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            raise invalid_request("The body is not JSON.") from None
-        if not isinstance(document, dict) or not all(isinstance(value, str) for value in document.values()):
-            raise invalid_request("The JSON body must be an object whose values are strings.")
-        pairs = list(document.items())
+        pairs = _json_pairs(body)
     elif not body:
         pairs = []
     else:

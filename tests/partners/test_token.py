@@ -142,12 +142,37 @@ def test_bad_form_requests_are_400(sandbox_key, secret, body, error, description
         pytest.param(b'{"grant_type": 1}', "application/json", id="json-number"),
         pytest.param(b'{"grant_type": "client_credentials"', "application/json", id="json-truncated"),
         pytest.param(b"\xff\xfe", "application/json", id="json-non-utf8"),
+        pytest.param(b"[" * 100_000 + b"]" * 100_000, "application/json", id="json-nested-too-deep"),
+        pytest.param(
+            b'{"grant_type": "client_credentials", "x": ' * 2_000 + b"1" + b"}" * 2_000,
+            "application/json",
+            id="json-deep-objects",
+        ),
+        pytest.param(
+            b'{"grant_type": "client_credentials", "client_id": "\\ud800", "client_secret": "x"}',
+            "application/json",
+            id="json-lone-surrogate-client-id",
+        ),
+        pytest.param(
+            b'{"grant_type": "client_credentials", "client_id": "x", "client_secret": "\\udc00"}',
+            "application/json",
+            id="json-lone-surrogate-secret",
+        ),
+        pytest.param(
+            b'{"grant_type": "client_credentials", "grant_type": "client_credentials"}',
+            "application/json",
+            id="json-repeated-member",
+        ),
         pytest.param(GRANT, "text/plain", id="text-plain"),
         pytest.param(GRANT, "multipart/form-data; boundary=x", id="multipart"),
     ],
 )
 def test_bodies_of_other_kinds_are_400_invalid_request(sandbox_key, secret, body, content_type):
-    response = ask(body, content_type=content_type, authorization=basic(sandbox_key, secret))
+    response = ask(
+        body,
+        content_type=content_type,
+        authorization=None if isinstance(body, bytes) and b"client_id" in body else basic(sandbox_key, secret),
+    )
 
     assert_oauth_error(response, HTTPStatus.BAD_REQUEST, "invalid_request")
 
