@@ -2,8 +2,8 @@
 
 WORKER_TEST_PAUSE names a function or method (`module:attribute` or `module:Class.method`): on its
 WORKER_TEST_PAUSE_AT-th call (1 unless given) the worker creates the file WORKER_TEST_PAUSE_MARKER and stops there
-until it is killed, in the middle of its task. WORKER_TEST_MAIL_DIR: e-mails are written there, a file a
-connection (Django's file backend), instead of being sent.
+until it is killed, in the middle of its task (or, WORKER_TEST_PAUSE_SECONDS given, that long, then goes on).
+WORKER_TEST_MAIL_DIR: e-mails are written there, a file a connection (Django's file backend), instead of being sent.
 """
 
 import importlib
@@ -31,7 +31,7 @@ def pause_install(target: str, at: int, marker: Path) -> None:
             reached = calls == at
         if reached:
             marker.touch()
-            time.sleep(3600)  # until kill -9
+            time.sleep(float(os.environ.get("WORKER_TEST_PAUSE_SECONDS") or 3600))  # 3600: until kill -9
         return original(*args, **kwargs)
 
     setattr(owner, name, paused)
