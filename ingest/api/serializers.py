@@ -171,20 +171,23 @@ class PushBatchSerializer(serializers.Serializer):
 
 class PushBatchResultSerializer(PushResponseSerializer):
     """One record's result: the single push's answer (201, 200), a delete's answer (200), or the record's problem
-    (400, 404, 413) with `id` null."""
+    (400, 404, 410, 413) with `id` null."""
 
     index = serializers.IntegerField(help_text="The record's position in `records`, from 0.")
     status = serializers.ChoiceField(
-        choices=[201, 200, 400, 404, 413],
+        choices=[201, 200, 400, 404, 410, 413],
         help_text="What a single push or delete of this record would have answered (404: a delete of an id that is "
-        "not stored; 413: the project's source data would pass its size limit).",
+        "not stored; 410: an id of a project erased for good, `project_erased`; 413: the project's source data would "
+        "pass its size limit).",
     )
     deleted = serializers.BooleanField(required=False, help_text="A delete's result: true.")
     deletedDate = serializers.DateTimeField(required=False, help_text="A delete's result: when it was deleted.")
     id = serializers.UUIDField(allow_null=True, help_text="The project's id; null when the record was refused.")
     externalId = serializers.CharField(allow_null=True, help_text="The record's id; null when it has none.")
-    detail = serializers.CharField(required=False, help_text="Status 400, 413: why the record was refused.")
-    code = serializers.CharField(required=False, help_text="Status 400, 413: e.g. invalid, parse_error.")
+    detail = serializers.CharField(required=False, help_text="Status 400, 410, 413: why the record was refused.")
+    code = serializers.CharField(
+        required=False, help_text="Status 400, 410, 413: e.g. invalid, parse_error, project_erased."
+    )
     errors = ProblemFieldErrorSerializer(many=True, required=False, help_text="Status 400: each problem.")
 
     def __init__(self, *args, **kwargs) -> None:

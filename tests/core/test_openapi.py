@@ -213,7 +213,7 @@ def test_the_batch_push_documents_its_records_and_results_with_examples(schemas)
     assert delete["properties"]["deleted"]["const"] is True
     assert (records["minItems"], records["maxItems"]) == (1, 500)
     assert set(request["examples"]) == {"HubSpotDeals"}
-    assert schema["components"]["schemas"]["PushBatchResultStatusEnum"]["enum"] == [201, 200, 400, 404, 413]
+    assert schema["components"]["schemas"]["PushBatchResultStatusEnum"]["enum"] == [201, 200, 400, 404, 410, 413]
     assert set(result["required"]) == {"index", "status", "id", "externalId"}
     assert set(operation["responses"]["200"]["content"]["application/json"]["examples"]) == {"ResultsInOrder"}
 
