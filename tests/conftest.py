@@ -1,3 +1,4 @@
+import copy
 import shutil
 import socket
 import tempfile
@@ -10,10 +11,13 @@ from unittest.mock import ANY
 
 import pytest
 from django.core.cache import cache
+from django.db import connections
+from django.db.backends.signals import connection_created
 from django.urls import reverse
 from rest_framework.test import APIClient
 from rest_framework_simplejwt.tokens import AccessToken
 
+from core.db import timeouts
 from mappings.rules_cache import version_rules_cache_clear
 from partners.choices import Environment
 from partners.models import Partner, User
@@ -122,6 +126,22 @@ def _webhooks_to_public_urls_only(settings):
     """As in production: the tests run with DEBUG=1, which allows loopback receivers by default (`make run`); a test
     that delivers to one allows it itself."""
     settings.WEBHOOK_ALLOW_PRIVATE_URLS = False
+
+
+@pytest.fixture(autouse=True)
+def _database_timeouts_undone(monkeypatch):
+    """A db_worker (or the web servers' wsgi.py) run in this process applies its kind's timeouts to the process: its
+    connections' options, the check on each new connection and /readyz's report. Undone after each test, so that no
+    test meets another's."""
+    monkeypatch.setattr(timeouts, "_expected", {})
+    monkeypatch.setattr(timeouts, "_differing", {})
+    options = {alias: copy.deepcopy(connections.settings[alias].get("OPTIONS", {})) for alias in connections}
+    yield
+    connection_created.disconnect(dispatch_uid=timeouts.__name__)
+    for alias, saved in options.items():
+        if connections.settings[alias].get("OPTIONS", {}) != saved:
+            connections.settings[alias]["OPTIONS"] = saved
+            connections[alias].close()
 
 
 @pytest.fixture(autouse=True)

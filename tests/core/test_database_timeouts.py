@@ -3,16 +3,13 @@ kind, checked once on each new connection. tests/ingest/test_held_transaction.py
 server; tests/core/test_timeouts_behind_pgbouncer.py does it behind PgBouncer, where the web servers' role carries
 them (`manage.py database_role_timeouts`)."""
 
-import copy
 import logging
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection, connections
-from django.db.backends.signals import connection_created
 from django.test import Client
 
-from core.db import timeouts
 from core.db.timeouts import database_timeouts_apply, timeout_options, timeouts_readiness
 
 
@@ -42,17 +39,9 @@ def test_the_defaults_bound_the_web_servers_tighter_than_the_worker(settings):
 
 
 @pytest.fixture
-def applied(monkeypatch):
-    """database_timeouts_apply as a process kind calls it once, undone after: the connection's options, this
-    module's state and the check on new connections."""
-    database = connections.settings["default"]
-    saved = copy.deepcopy(database["OPTIONS"])
-    monkeypatch.setattr(timeouts, "_expected", {})
-    monkeypatch.setattr(timeouts, "_differing", {})
-    yield database_timeouts_apply
-    connection_created.disconnect(dispatch_uid=timeouts.__name__)
-    database["OPTIONS"] = saved
-    connection.close()
+def applied():
+    """database_timeouts_apply as a process kind calls it once (tests/conftest.py undoes it after each test)."""
+    return database_timeouts_apply
 
 
 def test_a_process_that_applied_no_kind_reports_nothing_on_readyz():
