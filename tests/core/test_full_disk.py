@@ -124,10 +124,24 @@ def send(request: urllib.request.Request) -> tuple[int, dict, dict]:
         return error.code, dict(error.headers), json.loads(error.read())
 
 
+# Raw pushes are partitioned by day (ingest/partitions.py): the parent's tablespace is only where new partitions go,
+# so every partition (the legacy one, the days ahead, the default) moves too.
+RAW_PUSHES_ON_SMALL_VOLUME = """
+DO $$
+DECLARE part regclass;
+BEGIN
+    FOR part IN SELECT inhrelid::regclass FROM pg_inherits WHERE inhparent = 'ingest_rawpush'::regclass LOOP
+        EXECUTE format('ALTER TABLE %s SET TABLESPACE small', part);
+    END LOOP;
+    ALTER TABLE ingest_rawpush SET TABLESPACE small;
+END $$;
+"""
+
+
 def test_a_full_disk_answers_503_database_full_until_it_has_room(user, sandbox_key):
     with cluster_with_small_volume() as (cluster, volume):
         copy_test_database(cluster)
-        cluster.sql("ALTER TABLE ingest_rawpush SET TABLESPACE small", database="service")
+        cluster.sql(RAW_PUSHES_ON_SMALL_VOLUME, database="service")
         with gunicorn_serving(
             DATABASE_URL=cluster.url("service"),
             SECRET_KEY=settings.SECRET_KEY,
