@@ -135,6 +135,7 @@ def _database_timeouts_undone(monkeypatch):
     test meets another's."""
     monkeypatch.setattr(timeouts, "_expected", {})
     monkeypatch.setattr(timeouts, "_differing", {})
+    monkeypatch.setattr(timeouts, "_options_before", {})
     options = {alias: copy.deepcopy(connections.settings[alias].get("OPTIONS", {})) for alias in connections}
     yield
     connection_created.disconnect(dispatch_uid=timeouts.__name__)

@@ -32,6 +32,8 @@ _IN_EFFECT = "SELECT name, setting FROM pg_settings WHERE name IN ({})".format(
 # alias the parameters its last new connection found otherwise (None: that connection could not be asked).
 _expected: dict[str, int] = {}
 _differing: dict[str, dict[str, int] | None] = {}
+# Per alias, the startup options it had before a kind was first applied: applying again replaces, never appends.
+_options_before: dict[str, str] = {}
 
 
 def timeout_options(timeouts: dict[str, float]) -> str:
@@ -52,9 +54,10 @@ def database_timeouts_apply(kind: str) -> None:
     if postgresql:  # SQLite (`make run`) has none of these
         _expected.update({_PARAMETERS[name]: round(seconds * 1000) for name, seconds in timeouts.items()})
         connection_created.connect(_in_effect_check, dispatch_uid=__name__)
-    for alias in postgresql if options else ():
+    for alias in postgresql:
         database_options = connections.settings[alias].setdefault("OPTIONS", {})
-        database_options["options"] = f"{database_options.get('options', '')} {options}".strip()
+        before = _options_before.setdefault(alias, database_options.get("options", ""))
+        database_options["options"] = f"{before} {options}".strip()
         connections[alias].close()
 
 

@@ -88,6 +88,22 @@ def test_a_workers_connections_carry_its_timeouts_and_readyz_says_they_are_in_ef
 
 
 @on_postgresql
+def test_a_kind_applied_again_replaces_the_options_it_added_rather_than_adding_to_them(applied, settings):
+    settings.DATABASES["default"]["OPTIONS"]["options"] = "-c application_name=ours"
+    applied("worker")
+    applied("web")
+    applied("web")
+
+    assert connections.settings["default"]["OPTIONS"]["options"] == (
+        "-c application_name=ours -c statement_timeout=30000 -c lock_timeout=5000 "
+        "-c idle_in_transaction_session_timeout=30000"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW statement_timeout")
+        assert cursor.fetchone() == ("30s",)
+
+
+@on_postgresql
 def test_a_connection_without_its_kinds_timeouts_is_logged_and_shown_on_readyz(applied, caplog):
     applied("web")
     connections.settings["default"]["OPTIONS"]["options"] = "-c jit=off -c lock_timeout=1500"  # as if dropped
