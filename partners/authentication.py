@@ -7,6 +7,7 @@ from partners.environments import request_environment
 from partners.models import IntegrationCredential, User
 from partners.selectors import api_caller, credential_caller
 from partners.tokens import CREDENTIAL_CLAIM, ENVIRONMENT_CLAIM, token_family_id
+from partners.verified_tokens import verified_tokens
 
 # RFC 9110 §11.1: the scheme is case-insensitive ("bearer", "BEARER"); simplejwt compares it byte for byte.
 _SCHEMES = {scheme.lower(): scheme for scheme in AUTH_HEADER_TYPE_BYTES}
@@ -75,6 +76,15 @@ class EnvironmentJWTAuthentication(JWTAuthentication):
         if user.partner_id is None:
             raise AuthenticationFailed("This user is not a partner user.", code="not_partner_user")
         return user, token
+
+    def get_validated_token(self, raw_token: bytes) -> Token:
+        """simplejwt's validation, its signature verified once per process for these exact bytes
+        (partners/verified_tokens.py: the time claims and simplejwt's checks are made again on every request)."""
+        token = verified_tokens.token(raw_token)
+        if token is None:
+            token = super().get_validated_token(raw_token)
+            verified_tokens.remember(raw_token, token)
+        return token
 
     def get_user(self, validated_token: Token) -> User | IntegrationCredential:
         if CREDENTIAL_CLAIM in validated_token:
