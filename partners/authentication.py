@@ -36,6 +36,7 @@ class _TokenUsers:
             key=self.request.headers.get("ClientID"),
             environment=request_environment(self.request),
             family_id=self.family_id,
+            companion=getattr(self.request, "caller_companion", None),
         )
         if caller is None:
             raise User.DoesNotExist
@@ -108,7 +109,10 @@ def _credential_of(request: Request, token: Token) -> IntegrationCredential:
     except (TypeError, ValueError, OverflowError):
         raise AuthenticationFailed("The token names no credential.", code="token_not_valid") from None
     caller = credential_caller(
-        credential_id=credential_id, key=request.headers.get("ClientID"), environment=request_environment(request)
+        credential_id=credential_id,
+        key=request.headers.get("ClientID"),
+        environment=request_environment(request),
+        companion=getattr(request, "caller_companion", None),
     )
     if caller is None or caller.user.is_revoked:
         raise AuthenticationFailed(
