@@ -21,6 +21,7 @@ from projects.errors import project_gone
 from projects.filters import ORDERING_CHOICES
 from projects.follower_pages import follower_page, follower_page_request
 from projects.json_sql import json_sql_available, projects_json
+from projects.representation import project_pulled_representation
 from projects.selectors import project_caller_companion, project_get, project_lists, project_of_caller
 from projects.totals import project_total
 
@@ -227,7 +228,8 @@ class ProjectDetailView(APIView):
             raise NotFound("No project with this id exists for your partner in this environment.")
         if project.deleted_date is not None:
             raise project_gone(project)
-        return Response(ProjectSerializer(project).data)
+        # What ProjectSerializer's to_representation returns, without the serializer built around it on each request.
+        return Response(project_pulled_representation(project))
 
     def finalize_response(self, request: Request, response: Response, *args, **kwargs) -> HttpResponse:
         """The answer with its ETag, or 304 when the client has it (CONTRACT §19); errors as they are."""
