@@ -11,7 +11,9 @@ redis-server of the benchmark's own (started here on a free port, so no other cl
 during the row, divided by the answers wrk counted. This machine's throughput moves with whatever else runs on its
 two cores; the CPU a request takes moves much less. Every answer is counted by status beside the figures.
 `--before COMMIT` also serves that commit of the service (extracted with `git archive`, run with this tree's
-packages) in the same run, so before and after share the machine's state; `--rounds N` repeats the whole cycle
+packages) in the same run, so before and after share the machine's state; given several times, each commit is
+served in the order given ("before" for one, "at COMMIT" for several), so that a series of cuts is measured cut by
+cut in one run, against one baseline; `--rounds N` repeats the whole cycle
 (the least CPU per request of the rounds is summed up at the end). `--py-spy DIR` then serves this tree once more
 and samples its workers (py-spy, on PATH) through the GET rows, one folder each; bench/py_spy_summary.py splits
 them (`--rounds 0 --py-spy DIR` profiles alone).
@@ -139,7 +141,9 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--ids", type=int, default=500, help="ids per wrk thread for the push and the upsert")
     parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--before", metavar="COMMIT", help="also serve this commit of the service, in the same run")
+    parser.add_argument(
+        "--before", metavar="COMMIT", action="append", default=[], help="also serve this commit, in the same run"
+    )
     parser.add_argument("--py-spy", metavar="DIR", help="then profile this tree's GET rows with py-spy into DIR")
     args = parser.parse_args()
 
@@ -147,8 +151,10 @@ def main() -> None:
     redis = redis_start(redis_port)
     os.environ["REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
     trees = {"after": ROOT}
-    if args.before:
-        trees = {"before": before_tree(args.before), **trees}
+    if len(args.before) == 1:
+        trees = {"before": before_tree(args.before[0]), **trees}
+    elif args.before:
+        trees = {**{f"at {commit}": before_tree(commit) for commit in args.before}, **trees}
     try:
         call_command("migrate", verbosity=0)
         _setup.baseline_rows_create(args.ids)
