@@ -176,6 +176,15 @@ class ProjectDetailView(APIView):
     operation_name = "get_project"
     schema_tag = "pull"
 
+    def initial(self, request: Request, *args, **kwargs) -> None:
+        """The project is read by the caller's statement, one round trip for both (projects/selectors.py,
+        project_caller_companion); the checks on the caller are made as before, and the project read only after."""
+        if request.method in ("GET", "HEAD"):
+            request.caller_companion = project_caller_companion(
+                environment=kwargs["environment"], project_id=kwargs["project_id"]
+            )
+        super().initial(request, *args, **kwargs)
+
     @extend_schema(
         summary="Get one project",
         description=(
@@ -207,15 +216,6 @@ class ProjectDetailView(APIView):
             **GONE_RESPONSE,
         },
     )
-    def initial(self, request: Request, *args, **kwargs) -> None:
-        """The project is read by the caller's statement, one round trip for both (projects/selectors.py,
-        project_caller_companion); the checks on the caller are made as before, and the project read only after."""
-        if request.method in ("GET", "HEAD"):
-            request.caller_companion = project_caller_companion(
-                environment=kwargs["environment"], project_id=kwargs["project_id"]
-            )
-        super().initial(request, *args, **kwargs)
-
     @replica_reads
     def get(self, request: Request, environment: str, project_id: str) -> Response:
         if getattr(request, "caller_companion", None) is not None:
