@@ -11,11 +11,16 @@ redis-server of the benchmark's own (started here on a free port, so no other cl
 during the row, divided by the answers wrk counted. This machine's throughput moves with whatever else runs on its
 two cores; the CPU a request takes moves much less. Every answer is counted by status beside the figures.
 `--before COMMIT` also serves that commit of the service (extracted with `git archive`, run with this tree's
-packages) in the same run, so before and after share the machine's state; `--rounds N` repeats the whole cycle
-(the least CPU per request of the rounds is summed up at the end).
+packages) in the same run, so before and after share the machine's state; given several times, each commit is
+served in the order given ("before" for one, "at COMMIT" for several), so that a series of cuts is measured cut by
+cut in one run, against one baseline; `--rounds N` repeats the whole cycle
+(the least CPU per request of the rounds is summed up at the end). `--py-spy DIR` then serves this tree once more
+and samples its workers (py-spy, on PATH) through the GET rows, one folder each; bench/py_spy_summary.py splits
+them (`--rounds 0 --py-spy DIR` profiles alone).
 """
 
 import argparse
+import functools
 import os
 import re
 import shutil
@@ -35,7 +40,7 @@ import _setup
 from _setup import free_port
 from django.core.management import call_command
 from django.db import connection
-from push_load import partner_credentials, stop, wrk
+from push_load import partner_credentials, profiled, stop, wrk
 
 ROOT = _setup.ROOT
 CHANGING = str(ROOT / "bench" / "changing.lua")
@@ -136,15 +141,20 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--ids", type=int, default=500, help="ids per wrk thread for the push and the upsert")
     parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--before", metavar="COMMIT", help="also serve this commit of the service, in the same run")
+    parser.add_argument(
+        "--before", metavar="COMMIT", action="append", default=[], help="also serve this commit, in the same run"
+    )
+    parser.add_argument("--py-spy", metavar="DIR", help="then profile this tree's GET rows with py-spy into DIR")
     args = parser.parse_args()
 
     redis_port = free_port()
     redis = redis_start(redis_port)
     os.environ["REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
     trees = {"after": ROOT}
-    if args.before:
-        trees = {"before": before_tree(args.before), **trees}
+    if len(args.before) == 1:
+        trees = {"before": before_tree(args.before[0]), **trees}
+    elif args.before:
+        trees = {**{f"at {commit}": before_tree(commit) for commit in args.before}, **trees}
     try:
         call_command("migrate", verbosity=0)
         _setup.baseline_rows_create(args.ids)
@@ -201,19 +211,9 @@ def main() -> None:
                 server = gunicorn(root=root, port=port, app=[], env={}, **serving)
                 try:
                     push_url = base + "/sandbox/api/v1/externals/push"
-                    if known is None:
-                        _setup.projects_create(push_url + "/batch", [(token, key)], args.ids)
-                        from projects.models import Project
-
-                        known = str(
-                            Project.objects.filter(partner__slug="bench-request-cost")
-                            .values_list("pk", flat=True)
-                            .first()
-                        )
-                    detail = base + "/sandbox/api/v1/integration/projects/"
+                    known = known or known_project(push_url, token=token, key=key, ids=args.ids)
                     rows = {
-                        "GET known": (detail + known, {}, ["-s", GET, *credentials]),
-                        "GET unknown (404)": (detail + str(uuid.UUID(int=0)), {}, ["-s", GET, *credentials]),
+                        **get_rows(base, known=known, credentials=credentials),
                         "push": (push_url, pushes, ["-s", CHANGING]),
                     }
                     for row, (url, env, request) in rows.items():
@@ -230,6 +230,22 @@ def main() -> None:
                     stop(server)
             rounds.append(results)
             report(results, args)
+        if args.py_spy:
+            port = free_port()
+            base = f"http://127.0.0.1:{port}"
+            server = gunicorn(root=ROOT, port=port, app=[], env={}, **serving)
+            try:
+                known = known or known_project(
+                    base + "/sandbox/api/v1/externals/push", token=token, key=key, ids=args.ids
+                )
+                for row, (url, env, request) in get_rows(base, known=known, credentials=credentials).items():
+                    load = dict(seconds=args.seconds, connections=args.connections, env=env, request=request)
+                    wrk(url, **{**load, "seconds": 3})  # warm, as the measured rows are
+                    directory = str(Path(args.py_spy) / row.split(" ")[-1].strip("()"))
+                    profiled(server, directory, functools.partial(wrk, url, **load), args.seconds)
+                    print(f"{row}: py-spy samples in {directory}")
+            finally:
+                stop(server)
         if args.rounds > 1:
             least = {row: min(results[row]["cpu ms"] for results in rounds) for row in rounds[0]}
             print(f"\nleast CPU ms a request over {args.rounds} rounds, and its ratio to the bare upsert's:")
@@ -241,6 +257,22 @@ def main() -> None:
         for root in trees.values():
             if root != ROOT:
                 shutil.rmtree(root, ignore_errors=True)
+
+
+def known_project(push_url: str, *, token: str, key: str, ids: int) -> str:
+    """The id of one of the benchmark partner's projects, pushed first (`ids` a wrk thread) through `push_url`."""
+    _setup.projects_create(push_url + "/batch", [(token, key)], ids)
+    from projects.models import Project
+
+    return str(Project.objects.filter(partner__slug="bench-request-cost").values_list("pk", flat=True).first())
+
+
+def get_rows(base: str, *, known: str, credentials: list[str]) -> dict:
+    detail = base + "/sandbox/api/v1/integration/projects/"
+    return {
+        "GET known": (detail + known, {}, ["-s", GET, *credentials]),
+        "GET unknown (404)": (detail + str(uuid.UUID(int=0)), {}, ["-s", GET, *credentials]),
+    }
 
 
 def report(results: dict, args: argparse.Namespace) -> None:

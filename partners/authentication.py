@@ -7,6 +7,7 @@ from partners.environments import request_environment
 from partners.models import IntegrationCredential, User
 from partners.selectors import api_caller, credential_caller
 from partners.tokens import CREDENTIAL_CLAIM, ENVIRONMENT_CLAIM, token_family_id
+from partners.verified_tokens import verified_tokens
 
 # RFC 9110 §11.1: the scheme is case-insensitive ("bearer", "BEARER"); simplejwt compares it byte for byte.
 _SCHEMES = {scheme.lower(): scheme for scheme in AUTH_HEADER_TYPE_BYTES}
@@ -35,6 +36,7 @@ class _TokenUsers:
             key=self.request.headers.get("ClientID"),
             environment=request_environment(self.request),
             family_id=self.family_id,
+            companion=getattr(self.request, "caller_companion", None),
         )
         if caller is None:
             raise User.DoesNotExist
@@ -76,6 +78,15 @@ class EnvironmentJWTAuthentication(JWTAuthentication):
             raise AuthenticationFailed("This user is not a partner user.", code="not_partner_user")
         return user, token
 
+    def get_validated_token(self, raw_token: bytes) -> Token:
+        """simplejwt's validation, its signature verified once per process for these exact bytes
+        (partners/verified_tokens.py: the time claims and simplejwt's checks are made again on every request)."""
+        token = verified_tokens.token(raw_token)
+        if token is None:
+            token = super().get_validated_token(raw_token)
+            verified_tokens.remember(raw_token, token)
+        return token
+
     def get_user(self, validated_token: Token) -> User | IntegrationCredential:
         if CREDENTIAL_CLAIM in validated_token:
             return _credential_of(self.user_model.request, validated_token)
@@ -98,7 +109,10 @@ def _credential_of(request: Request, token: Token) -> IntegrationCredential:
     except (TypeError, ValueError, OverflowError):
         raise AuthenticationFailed("The token names no credential.", code="token_not_valid") from None
     caller = credential_caller(
-        credential_id=credential_id, key=request.headers.get("ClientID"), environment=request_environment(request)
+        credential_id=credential_id,
+        key=request.headers.get("ClientID"),
+        environment=request_environment(request),
+        companion=getattr(request, "caller_companion", None),
     )
     if caller is None or caller.user.is_revoked:
         raise AuthenticationFailed(

@@ -42,6 +42,7 @@ class ApiCaller:
     before any is published); the compiled rules are cached per process by it (mappings/rules_cache.py).
     `has_webhook_endpoints`: whether that partner environment has any enabled webhook endpoint; only then does a
     changing push read which ones, and what they subscribe to.
+    `companion`: the row a view asked to be read with the caller (CallerCompanion), for the view alone.
     """
 
     user: User | IntegrationCredential
@@ -51,6 +52,7 @@ class ApiCaller:
     has_webhook_endpoints: bool
     client_id_revoked: bool = False
     token_family_revoked: bool = False
+    companion: tuple | None = None  # the values of the request's CallerCompanion, as read; None without one
 
     @property
     def person(self) -> User | None:
@@ -70,6 +72,21 @@ class PartnerState:
 
     sql: Callable[[str], str]
     params: Callable[[str], Sequence[object]]
+
+
+@dataclass(frozen=True)
+class CallerCompanion:
+    """A row the view about to run reads, read by the caller's statement instead of a statement of its own: one
+    round trip and one statement less (docs/decisions.md, "What a request costs"). `columns`: its select list (of
+    `count` columns); `join`: a LEFT JOIN of at most one row, where `{client_id_partner}` stands for the partner of
+    the ClientID the request sent; `params`: the join's parameters. The caller's own values, and so every check made
+    on them, are the same with or without it; the view reads the row from `ApiCaller.companion` only once they all
+    passed."""
+
+    columns: str
+    join: str
+    params: tuple
+    count: int
 
 
 # ApiCaller's values kept by apps above partners, in the order the look-up selects them. Each app adds its subquery
@@ -99,8 +116,16 @@ def _partner_state_params(environment: str) -> list[object]:
     return [param for state in states for param in state.params(environment)]
 
 
+def _companion_sql(companion: CallerCompanion | None) -> tuple[str, str]:
+    """The companion's select list (after a comma) and its join, its ClientID partner named."""
+    if companion is None:
+        return "", ""
+    partner_id = column_sql(ClientId, "partner_id", alias="c")
+    return f", {companion.columns}", " " + companion.join.replace("{client_id_partner}", partner_id)
+
+
 @functools.cache
-def _caller_sql(vendor: str) -> str:
+def _caller_sql(vendor: str, companion_columns: str = "", companion_join: str = "") -> str:
     user_columns = ", ".join(column_sql(User, attname, alias="u") for attname in _USER_CHECKED)
     client_id_columns = ", ".join(column_sql(ClientId, attname, alias="c") for attname in _CLIENT_ID_CHECKED)
     family_revoked = (
@@ -109,17 +134,17 @@ def _caller_sql(vendor: str) -> str:
     )
     return (
         f"SELECT {user_columns}, {client_id_columns}, {column_sql(Partner, 'production_cleared_at', alias='p')}, "
-        f"{_partner_state_sql(column_sql(User, 'partner_id', alias='u'))}, {family_revoked} "
+        f"{_partner_state_sql(column_sql(User, 'partner_id', alias='u'))}, {family_revoked}{companion_columns} "
         f"FROM {table_sql(User, alias='u')} "
         f"LEFT JOIN {table_sql(ClientId, alias='c')} ON {column_sql(ClientId, 'key_hash', alias='c')} = %s "
         f"LEFT JOIN {table_sql(Partner, alias='p')} "
-        f"ON {column_sql(Partner, 'id', alias='p')} = {column_sql(User, 'partner_id', alias='u')} "
+        f"ON {column_sql(Partner, 'id', alias='p')} = {column_sql(User, 'partner_id', alias='u')}{companion_join} "
         f"WHERE {column_sql(User, 'id', alias='u')} = %s"
     )
 
 
 @functools.cache
-def _credential_caller_sql(vendor: str) -> str:
+def _credential_caller_sql(vendor: str, companion_columns: str = "", companion_join: str = "") -> str:
     credential_columns = ", ".join(
         column_sql(IntegrationCredential, attname, alias="k") for attname in _CREDENTIAL_CHECKED
     )
@@ -128,26 +153,37 @@ def _credential_caller_sql(vendor: str) -> str:
     return (
         f"SELECT {credential_columns}, {column_sql(ClientId, 'revoked_at', alias='b')}, {client_id_columns}, "
         f"{column_sql(Partner, 'production_cleared_at', alias='p')}, {_partner_state_sql(partner_id)}"
+        f"{companion_columns} "
         f"FROM {table_sql(IntegrationCredential, alias='k')} "
         f"JOIN {table_sql(ClientId, alias='b')} "
         f"ON {column_sql(ClientId, 'id', alias='b')} = {column_sql(IntegrationCredential, 'client_id_id', alias='k')} "
         f"LEFT JOIN {table_sql(ClientId, alias='c')} ON {column_sql(ClientId, 'key_hash', alias='c')} = %s "
-        f"JOIN {table_sql(Partner, alias='p')} ON {column_sql(Partner, 'id', alias='p')} = {partner_id} "
+        f"JOIN {table_sql(Partner, alias='p')} ON {column_sql(Partner, 'id', alias='p')} = {partner_id}"
+        f"{companion_join} "
         f"WHERE {column_sql(IntegrationCredential, 'id', alias='k')} = %s"
     )
 
 
-def api_caller(*, user_id: int, key: str | None, environment: str, family_id: int | None = None) -> ApiCaller | None:
+def api_caller(
+    *,
+    user_id: int,
+    key: str | None,
+    environment: str,
+    family_id: int | None = None,
+    companion: CallerCompanion | None = None,
+) -> ApiCaller | None:
     """The caller of an API request under `environment`'s root whose token names `user_id` (and the login family
-    `family_id`) and who sent the ClientID `key`, in one statement; None when there is no such user.
+    `family_id`) and who sent the ClientID `key`, in one statement; None when there is no such user. `companion`:
+    a row the view will read, read in the same statement (ApiCaller.companion).
 
     Read on every request, never cached: a deactivated user, a changed password, a revoked ClientID or clearance
     and a newly published mapping version all apply to the very next request, in every worker.
     """
-    sql = _caller_sql(connection.vendor)
-    row = _caller_row(sql, key=key, environment=environment, caller_id=user_id, extra=[family_id])
+    sql = _caller_sql(connection.vendor, *_companion_sql(companion))
+    row = _caller_row(sql, key=key, environment=environment, caller_id=user_id, extra=[family_id], companion=companion)
     if row is None:
         return None
+    row, companion_values = _companion_split(row, companion)
     users, client_ids = len(_USER_CHECKED), len(_CLIENT_ID_CHECKED)
     user = instance_from_row(User, row_converted(User, attnames=_USER_CHECKED, values=row[:users]))
     cleared_at, version_id, has_endpoints, family_revoked_at = row[users + client_ids :]
@@ -158,20 +194,41 @@ def api_caller(*, user_id: int, key: str | None, environment: str, family_id: in
         mapping_version_id=version_id,
         has_webhook_endpoints=bool(has_endpoints),
         token_family_revoked=family_revoked_at is not None,
+        companion=companion_values,
     )
 
 
 def _caller_row(
-    sql: str, *, key: str | None, environment: str, caller_id: int, extra: Sequence[object] = ()
+    sql: str,
+    *,
+    key: str | None,
+    environment: str,
+    caller_id: int,
+    extra: Sequence[object] = (),
+    companion: CallerCompanion | None = None,
 ) -> tuple | None:
     """The row of api_caller's or credential_caller's statement: both take the partner state's parameters, then
-    `extra` (api_caller's login family), the hash of the ClientID sent (None when none was) and the id of the
-    token's user or credential."""
+    `extra` (api_caller's login family), the hash of the ClientID sent (None when none was), the companion's
+    parameters and the id of the token's user or credential."""
     key = key.strip() if key else ""
-    params = [*_partner_state_params(environment), *extra, client_id_hash(key) if key else None, caller_id]
+    companion_params = companion.params if companion is not None else ()
+    params = [
+        *_partner_state_params(environment),
+        *extra,
+        client_id_hash(key) if key else None,
+        *companion_params,
+        caller_id,
+    ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone()
+
+
+def _companion_split(row: tuple, companion: CallerCompanion | None) -> tuple[tuple, tuple | None]:
+    """The caller's own values, and the companion's (its last `count` columns; None without one)."""
+    if companion is None:
+        return row, None
+    return row[: -companion.count], tuple(row[-companion.count :])
 
 
 def _client_id_of(values: tuple) -> ClientId | None:
@@ -181,14 +238,17 @@ def _client_id_of(values: tuple) -> ClientId | None:
     return instance_from_row(ClientId, row_converted(ClientId, attnames=_CLIENT_ID_CHECKED, values=values))
 
 
-def credential_caller(*, credential_id: int, key: str | None, environment: str) -> ApiCaller | None:
+def credential_caller(
+    *, credential_id: int, key: str | None, environment: str, companion: CallerCompanion | None = None
+) -> ApiCaller | None:
     """The caller of an API request whose token is credential `credential_id`'s (the client-credentials grant) and
-    who sent the ClientID `key`, in one statement as api_caller's; None when there is no such credential. Read on
-    every request: a revoked credential or ClientID is refused at the very next one."""
-    sql = _credential_caller_sql(connection.vendor)
-    row = _caller_row(sql, key=key, environment=environment, caller_id=credential_id)
+    who sent the ClientID `key`, in one statement as api_caller's (`companion` too); None when there is no such
+    credential. Read on every request: a revoked credential or ClientID is refused at the very next one."""
+    sql = _credential_caller_sql(connection.vendor, *_companion_sql(companion))
+    row = _caller_row(sql, key=key, environment=environment, caller_id=credential_id, companion=companion)
     if row is None:
         return None
+    row, companion_values = _companion_split(row, companion)
     credentials, client_ids = len(_CREDENTIAL_CHECKED), len(_CLIENT_ID_CHECKED)
     credential_row = row_converted(IntegrationCredential, attnames=_CREDENTIAL_CHECKED, values=row[:credentials])
     bound_revoked_at = row[credentials]
@@ -201,6 +261,7 @@ def credential_caller(*, credential_id: int, key: str | None, environment: str) 
         mapping_version_id=version_id,
         has_webhook_endpoints=bool(has_endpoints),
         client_id_revoked=bound_revoked_at is not None,
+        companion=companion_values,
     )
 
 

@@ -7,10 +7,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import redis
 from django.conf import settings
 from django.core.cache import cache, caches
 from django.core.cache.backends.redis import RedisCache
 from django.http import HttpRequest, HttpResponse
+from redis.exceptions import NoScriptError
 from rest_framework.exceptions import ErrorDetail, Throttled
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
@@ -43,8 +45,7 @@ end
 return {requests, records, refused}
 """
 
-_script = None  # redis-py's Script for COUNT_SCRIPT, registered once per process (EVALSHA, loaded on first miss)
-_script_lock = threading.Lock()
+COUNT_SCRIPT_SHA = hashlib.sha1(COUNT_SCRIPT.encode()).hexdigest()  # as Redis names it (SCRIPT LOAD answers it)
 _local_lock = threading.Lock()  # the local-memory cache's counters: one request's add, incr and decr at a time
 
 
@@ -82,8 +83,8 @@ def _count(
     if isinstance(backend, RedisCache):
         client = backend._cache.get_client(write=True)
         keys = [backend.make_and_validate_key(request_key), backend.make_and_validate_key(records_key)]
-        counted_requests, counted_records, refused = _count_script(client)(
-            keys=keys, args=[request_limit, records, record_limit, KEY_SECONDS], client=client
+        counted_requests, counted_records, refused = _count_in_redis(
+            client, keys=keys, args=[request_limit, records, record_limit, KEY_SECONDS]
         )
         return _Counted(
             requests=None if counted_requests < 0 else counted_requests,
@@ -108,13 +109,14 @@ def _counting() -> contextlib.AbstractContextManager:
     return atomic() if atomic is not None else _local_lock
 
 
-def _count_script(client: object) -> Callable:
-    global _script
-    if _script is None:
-        with _script_lock:
-            if _script is None:
-                _script = client.register_script(COUNT_SCRIPT)
-    return _script
+def _count_in_redis(client: redis.Redis, *, keys: list[str], args: list[int]) -> list[int]:
+    """COUNT_SCRIPT run by its SHA1, one EVALSHA as redis-py's Script would send it without its wrapping. A server
+    that does not know the script (restarted, flushed, failed over) is sent it once (SCRIPT LOAD) and asked again."""
+    try:
+        return client.execute_command("EVALSHA", COUNT_SCRIPT_SHA, len(keys), *keys, *args)
+    except NoScriptError:
+        client.script_load(COUNT_SCRIPT)
+        return client.execute_command("EVALSHA", COUNT_SCRIPT_SHA, len(keys), *keys, *args)
 
 
 def _local_add(key: str, amount: int) -> int:

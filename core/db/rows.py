@@ -241,6 +241,12 @@ def table_sql(model: type[models.Model], *, alias: str) -> str:
     return f"{_quote(model._meta.db_table)} {_quote(alias)}"
 
 
+def params_prepared(model: type[models.Model], *, values: dict[str, Any]) -> list[Any]:
+    """Parameters for columns of `model` in a statement written by hand, prepared as rows_select prepares its
+    `where`: in the order of `values`."""
+    return _prepared(model, values)
+
+
 def row_converted(model: type[models.Model], *, attnames: Sequence[str], values: Sequence[Any]) -> dict[str, Any]:
     """Values read from columns of `model` by a statement written by hand, converted as rows_select converts them:
     {attname: Python value}."""

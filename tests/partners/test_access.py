@@ -305,8 +305,8 @@ def test_the_token_client_id_and_clearance_checks_are_one_query(
     detail = url(environment, "project-detail", project_id=str(uuid.uuid4()))
     client.get(detail)  # records the ClientID's use, a write made at most once a minute
 
-    # the caller (user, ClientID, clearance, mapping version, webhook endpoints), then the project's look-up
-    with django_assert_num_queries(2) as captured:
+    # the caller (user, ClientID, clearance, mapping version, webhook endpoints) and the project's look-up together
+    with django_assert_num_queries(1) as captured:
         assert client.get(detail).status_code == HTTPStatus.NOT_FOUND
 
     assert "partners_clientid" in captured.captured_queries[0]["sql"]
