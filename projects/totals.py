@@ -21,7 +21,7 @@ import functools
 import hashlib
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlencode
@@ -197,15 +197,6 @@ def follower_total_keep(count: FollowerCount, total: int) -> None:
         cache.set(count.key, (count.watermark, total), timeout=TOTAL_TIMEOUT_SECONDS)
 
 
-def _follower_total(*, unfiltered: QuerySet, count: FollowerCount) -> int:
-    rows = unfiltered.filter(updated_date__gt=count.low)
-    if count.high is not None:
-        rows = rows.filter(updated_date__lte=count.high)
-    total = count.total(rows.count())
-    follower_total_keep(count, total)
-    return total
-
-
 def project_total(
     queryset: QuerySet, *, partner_id: int, environment: str, filters: dict, unfiltered: QuerySet | None = None
 ) -> int:
@@ -214,15 +205,41 @@ def project_total(
     Counted every time unless PROJECT_TOTALS_CACHED: a process-local cache would not see another worker's writes.
     `unfiltered`: the same query without its updatedDate filter, which lets a follower's total move from the last one.
     """
+
+    def updated_between(low: datetime, high: datetime | None) -> int:
+        rows = unfiltered.filter(updated_date__gt=low)
+        return (rows.filter(updated_date__lte=high) if high is not None else rows).count()
+
+    return list_total(
+        partner_id=partner_id,
+        environment=environment,
+        filters=filters,
+        count=queryset.count,
+        count_updated_between=updated_between if unfiltered is not None else None,
+    )
+
+
+def list_total(
+    *,
+    partner_id: int,
+    environment: str,
+    filters: dict,
+    count: Callable[[], int],
+    count_updated_between: Callable[[datetime, datetime | None], int] | None = None,
+) -> int:
+    """project_total for a list counted by `count()`: `count_updated_between(low, high)` counts the list without its
+    updatedDate filter with low < updatedDate <= high (no upper bound when high is None)."""
     if not _totals_cached():
-        return queryset.count()
-    watermark = follower_watermark(filters) if unfiltered is not None else None
+        return count()
+    watermark = follower_watermark(filters) if count_updated_between is not None else None
     if watermark is not None:
-        count = follower_count(partner_id=partner_id, environment=environment, filters=filters, watermark=watermark)
-        return _follower_total(unfiltered=unfiltered, count=count)
+        moved = follower_count(partner_id=partner_id, environment=environment, filters=filters, watermark=watermark)
+        total = moved.total(count_updated_between(moved.low, moved.high))
+        follower_total_keep(moved, total)
+        return total
     key = _total_key("projects-total", partner_id, environment, filters, ignored=PAGING_PARAMETERS)
     total = cache.get(key)
     if total is None:
-        total = queryset.count()
+        total = count()
         cache.set(key, total, timeout=TOTAL_TIMEOUT_SECONDS)
     return total
