@@ -1,9 +1,10 @@
 """Exact list totals without recounting on every page.
 
 Counting 300,000 rows costs tens of milliseconds, and a CRM paging through its projects asks the same total on
-every page. Totals are cached under data versions of (partner, environment) that writes replace after they
-commit, so a cached total is never read for data that changed since it was counted (a replacement that fails is
-tried again, and a version expires a minute after it was last replaced: projects_changed):
+every page. Totals are kept with the data versions of (partner, environment) they were counted under, which writes
+replace after they commit, and read only while those are still the current ones (the versions and the total in one
+round trip), so a cached total is never read for data that changed since it was counted (a replacement that fails
+is tried again, and a version expires a minute after it was last replaced: projects_changed):
 
 - the "created" version changes when a project is created, deleted or restored (CONTRACT §12: the lists hide
   deleted projects): every total depends on it;
@@ -108,26 +109,31 @@ def _replacements_retry() -> None:
             raise
 
 
-def _versions(partner_id: int, environment: str, kinds: list[str]) -> list[int]:
-    """The data versions of these kinds, read in one round trip (a missing one is started, and read again)."""
+def _kept(
+    prefix: str, partner_id: int, environment: str, filters: dict, *, ignored: frozenset[str]
+) -> tuple[str, tuple[int, ...], object | None]:
+    """Where a total of these criteria (the filters but the `ignored`) is kept, the data versions it depends on (the
+    "updated" one too when the criteria name updatedDate), and what was kept there under these very versions (None
+    if nothing was, or under others): the versions and the kept value read in one round trip. A missing version is
+    started, and read again."""
     _replacements_retry()
-    keys = [_version_key(partner_id, environment, kind) for kind in kinds]
-    found = cache.get_many(keys)
-    for key in keys:
-        if found.get(key) is None:
-            cache.add(key, time.time_ns(), timeout=VERSION_TIMEOUT_SECONDS)
-            found[key] = cache.get(key)
-    return [found[key] for key in keys]
-
-
-def _total_key(prefix: str, partner_id: int, environment: str, filters: dict, *, ignored: frozenset[str]) -> str:
-    """The cache key of a total of these criteria (the filters but the `ignored`) under the data versions it depends
-    on: the "updated" one too when the criteria name updatedDate."""
     criteria = sorted((name, value) for name, value in filters.items() if name not in ignored)
     kinds = ["created", "updated"] if filters.keys() & CHANGED_BY_UPDATES else ["created"]
-    versions = _versions(partner_id, environment, kinds)
     signature = hashlib.sha256(urlencode(criteria).encode()).hexdigest()[:32]
-    return f"{prefix}:{partner_id}:{environment}:{'-'.join(map(str, versions))}:{signature}"
+    key = f"{prefix}:{partner_id}:{environment}:{signature}"
+    version_keys = [_version_key(partner_id, environment, kind) for kind in kinds]
+    found = cache.get_many([*version_keys, key])
+    for version_key in version_keys:
+        if found.get(version_key) is None:
+            cache.add(version_key, time.time_ns(), timeout=VERSION_TIMEOUT_SECONDS)
+            found[version_key] = cache.get(version_key)
+    versions = tuple(found[version_key] for version_key in version_keys)
+    kept = found.get(key)
+    return key, versions, kept[1] if kept is not None and kept[0] == versions else None
+
+
+def _keep(key: str, versions: tuple[int, ...], value: object) -> None:
+    cache.set(key, (versions, value), timeout=TOTAL_TIMEOUT_SECONDS)
 
 
 def follower_watermark(filters: dict) -> datetime | None:
@@ -152,6 +158,7 @@ class FollowerCount:
     base_total: int | None  # None: the count is the total
     behind_base: bool  # the follower is behind the base: the rows between are added, not taken away
     key: str | None  # where the new base is kept; None: not kept (totals not cached)
+    versions: tuple[int, ...] = ()  # the data versions the new base is kept under
 
     def total(self, counted: int) -> int:
         if self.base_total is None:
@@ -171,10 +178,11 @@ def follower_count(*, partner_id: int, environment: str, filters: dict, watermar
     after the watermark. Keep the total with follower_total_keep."""
     if not _totals_cached():
         return _everything_after(watermark, key=None)
-    key = _total_key("projects-follow", partner_id, environment, filters, ignored=PAGING_PARAMETERS | {"updatedDate"})
-    base = cache.get(key)
+    key, versions, base = _kept(
+        "projects-follow", partner_id, environment, filters, ignored=PAGING_PARAMETERS | {"updatedDate"}
+    )
     if base is None:
-        return _everything_after(watermark, key=key)
+        return _everything_after(watermark, key=key, versions=versions)
     base_watermark, base_total = base
     low, high = sorted((base_watermark, watermark))
     return FollowerCount(
@@ -184,17 +192,20 @@ def follower_count(*, partner_id: int, environment: str, filters: dict, watermar
         base_total=base_total,
         behind_base=watermark < base_watermark,
         key=key,
+        versions=versions,
     )
 
 
-def _everything_after(watermark: datetime, *, key: str | None) -> FollowerCount:
-    return FollowerCount(watermark=watermark, low=watermark, high=None, base_total=None, behind_base=False, key=key)
+def _everything_after(watermark: datetime, *, key: str | None, versions: tuple[int, ...] = ()) -> FollowerCount:
+    return FollowerCount(
+        watermark=watermark, low=watermark, high=None, base_total=None, behind_base=False, key=key, versions=versions
+    )
 
 
 def follower_total_keep(count: FollowerCount, total: int) -> None:
     """The follower's new total becomes its criteria's base."""
     if count.key is not None:
-        cache.set(count.key, (count.watermark, total), timeout=TOTAL_TIMEOUT_SECONDS)
+        _keep(count.key, count.versions, (count.watermark, total))
 
 
 def project_total(
@@ -237,9 +248,8 @@ def list_total(
         total = moved.total(count_updated_between(moved.low, moved.high))
         follower_total_keep(moved, total)
         return total
-    key = _total_key("projects-total", partner_id, environment, filters, ignored=PAGING_PARAMETERS)
-    total = cache.get(key)
+    key, versions, total = _kept("projects-total", partner_id, environment, filters, ignored=PAGING_PARAMETERS)
     if total is None:
         total = count()
-        cache.set(key, total, timeout=TOTAL_TIMEOUT_SECONDS)
+        _keep(key, versions, total)
     return total
