@@ -179,31 +179,37 @@ def served(args: argparse.Namespace) -> None:
         port = _setup.free_port()
         base = f"http://127.0.0.1:{port}"
         results: dict[str, dict] = {}
-        server = gunicorn(
-            root=_setup.ROOT,
-            port=port,
-            app=["bench.baseline.wsgi:application"],
-            env={"DJANGO_SETTINGS_MODULE": "bench.baseline.settings"},
-            **serving,
-        )
-        try:
-            results["bare upsert"] = measured_row(
-                server,
-                redis.pid,
-                base + "/bench/baseline-upsert",
-                seconds=args.seconds,
-                connections=args.connections,
-                env={"BENCH_IDS": str(args.ids)},
-                request=["-s", request_cost.CHANGING],
+
+        def baseline() -> dict:
+            server = gunicorn(
+                root=_setup.ROOT,
+                port=port,
+                app=["bench.baseline.wsgi:application"],
+                env={"DJANGO_SETTINGS_MODULE": "bench.baseline.settings"},
+                **serving,
             )
-        finally:
-            stop(server)
-        for name, root in trees.items():
-            server = gunicorn(root=root, port=port, app=[], env={}, **serving)
             try:
-                for page, (path, who) in targets.items():
-                    if args.only and page != args.only:
-                        continue
+                return measured_row(
+                    server,
+                    redis.pid,
+                    base + "/bench/baseline-upsert",
+                    seconds=args.seconds,
+                    connections=args.connections,
+                    env={"BENCH_IDS": str(args.ids)},
+                    request=["-s", request_cost.CHANGING],
+                )
+            finally:
+                stop(server)
+
+        results["bare upsert"] = baseline()
+        # A server of its own for each row, before and after in turn: a worker's database connection lives 60 s
+        # (DATABASE_CONN_MAX_AGE), and one closed during a row would take its backend's CPU out of the count.
+        for page, (path, who) in targets.items():
+            if args.only and page != args.only:
+                continue
+            for name, root in trees.items():
+                server = gunicorn(root=root, port=port, app=[], env={}, **serving)
+                try:
                     results[f"{page}, {name}"] = measured_row(
                         server,
                         redis.pid,
@@ -213,8 +219,9 @@ def served(args: argparse.Namespace) -> None:
                         env={},
                         request=["-s", PAGE_SCRIPT, *wrk_headers[who]],
                     )
-            finally:
-                stop(server)
+                finally:
+                    stop(server)
+        results["bare upsert, again at the end"] = baseline()  # how far the machine's state moved meanwhile
         request_cost.report(results, args)
     finally:
         redis.terminate()
