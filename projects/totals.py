@@ -1,9 +1,10 @@
 """Exact list totals without recounting on every page.
 
 Counting 300,000 rows costs tens of milliseconds, and a CRM paging through its projects asks the same total on
-every page. Totals are cached under data versions of (partner, environment) that writes replace after they
-commit, so a cached total is never read for data that changed since it was counted (a replacement that fails is
-tried again, and a version expires a minute after it was last replaced: projects_changed):
+every page. Totals are kept with the data versions of (partner, environment) they were counted under, which writes
+replace after they commit, and read only while those are still the current ones (the versions and the total in one
+round trip), so a cached total is never read for data that changed since it was counted (a replacement that fails
+is tried again, and a version expires a minute after it was last replaced: projects_changed):
 
 - the "created" version changes when a project is created, deleted or restored (CONTRACT §12: the lists hide
   deleted projects): every total depends on it;
@@ -21,7 +22,7 @@ import functools
 import hashlib
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlencode
@@ -108,26 +109,31 @@ def _replacements_retry() -> None:
             raise
 
 
-def _versions(partner_id: int, environment: str, kinds: list[str]) -> list[int]:
-    """The data versions of these kinds, read in one round trip (a missing one is started, and read again)."""
+def _kept(
+    prefix: str, partner_id: int, environment: str, filters: dict, *, ignored: frozenset[str]
+) -> tuple[str, tuple[int, ...], object | None]:
+    """Where a total of these criteria (the filters but the `ignored`) is kept, the data versions it depends on (the
+    "updated" one too when the criteria name updatedDate), and what was kept there under these very versions (None
+    if nothing was, or under others): the versions and the kept value read in one round trip. A missing version is
+    started, and read again."""
     _replacements_retry()
-    keys = [_version_key(partner_id, environment, kind) for kind in kinds]
-    found = cache.get_many(keys)
-    for key in keys:
-        if found.get(key) is None:
-            cache.add(key, time.time_ns(), timeout=VERSION_TIMEOUT_SECONDS)
-            found[key] = cache.get(key)
-    return [found[key] for key in keys]
-
-
-def _total_key(prefix: str, partner_id: int, environment: str, filters: dict, *, ignored: frozenset[str]) -> str:
-    """The cache key of a total of these criteria (the filters but the `ignored`) under the data versions it depends
-    on: the "updated" one too when the criteria name updatedDate."""
     criteria = sorted((name, value) for name, value in filters.items() if name not in ignored)
     kinds = ["created", "updated"] if filters.keys() & CHANGED_BY_UPDATES else ["created"]
-    versions = _versions(partner_id, environment, kinds)
     signature = hashlib.sha256(urlencode(criteria).encode()).hexdigest()[:32]
-    return f"{prefix}:{partner_id}:{environment}:{'-'.join(map(str, versions))}:{signature}"
+    key = f"{prefix}:{partner_id}:{environment}:{signature}"
+    version_keys = [_version_key(partner_id, environment, kind) for kind in kinds]
+    found = cache.get_many([*version_keys, key])
+    for version_key in version_keys:
+        if found.get(version_key) is None:
+            cache.add(version_key, time.time_ns(), timeout=VERSION_TIMEOUT_SECONDS)
+            found[version_key] = cache.get(version_key)
+    versions = tuple(found[version_key] for version_key in version_keys)
+    kept = found.get(key)
+    return key, versions, kept[1] if kept is not None and kept[0] == versions else None
+
+
+def _keep(key: str, versions: tuple[int, ...], value: object) -> None:
+    cache.set(key, (versions, value), timeout=TOTAL_TIMEOUT_SECONDS)
 
 
 def follower_watermark(filters: dict) -> datetime | None:
@@ -152,6 +158,7 @@ class FollowerCount:
     base_total: int | None  # None: the count is the total
     behind_base: bool  # the follower is behind the base: the rows between are added, not taken away
     key: str | None  # where the new base is kept; None: not kept (totals not cached)
+    versions: tuple[int, ...] = ()  # the data versions the new base is kept under
 
     def total(self, counted: int) -> int:
         if self.base_total is None:
@@ -171,10 +178,11 @@ def follower_count(*, partner_id: int, environment: str, filters: dict, watermar
     after the watermark. Keep the total with follower_total_keep."""
     if not _totals_cached():
         return _everything_after(watermark, key=None)
-    key = _total_key("projects-follow", partner_id, environment, filters, ignored=PAGING_PARAMETERS | {"updatedDate"})
-    base = cache.get(key)
+    key, versions, base = _kept(
+        "projects-follow", partner_id, environment, filters, ignored=PAGING_PARAMETERS | {"updatedDate"}
+    )
     if base is None:
-        return _everything_after(watermark, key=key)
+        return _everything_after(watermark, key=key, versions=versions)
     base_watermark, base_total = base
     low, high = sorted((base_watermark, watermark))
     return FollowerCount(
@@ -184,26 +192,20 @@ def follower_count(*, partner_id: int, environment: str, filters: dict, watermar
         base_total=base_total,
         behind_base=watermark < base_watermark,
         key=key,
+        versions=versions,
     )
 
 
-def _everything_after(watermark: datetime, *, key: str | None) -> FollowerCount:
-    return FollowerCount(watermark=watermark, low=watermark, high=None, base_total=None, behind_base=False, key=key)
+def _everything_after(watermark: datetime, *, key: str | None, versions: tuple[int, ...] = ()) -> FollowerCount:
+    return FollowerCount(
+        watermark=watermark, low=watermark, high=None, base_total=None, behind_base=False, key=key, versions=versions
+    )
 
 
 def follower_total_keep(count: FollowerCount, total: int) -> None:
     """The follower's new total becomes its criteria's base."""
     if count.key is not None:
-        cache.set(count.key, (count.watermark, total), timeout=TOTAL_TIMEOUT_SECONDS)
-
-
-def _follower_total(*, unfiltered: QuerySet, count: FollowerCount) -> int:
-    rows = unfiltered.filter(updated_date__gt=count.low)
-    if count.high is not None:
-        rows = rows.filter(updated_date__lte=count.high)
-    total = count.total(rows.count())
-    follower_total_keep(count, total)
-    return total
+        _keep(count.key, count.versions, (count.watermark, total))
 
 
 def project_total(
@@ -214,15 +216,40 @@ def project_total(
     Counted every time unless PROJECT_TOTALS_CACHED: a process-local cache would not see another worker's writes.
     `unfiltered`: the same query without its updatedDate filter, which lets a follower's total move from the last one.
     """
+
+    def updated_between(low: datetime, high: datetime | None) -> int:
+        rows = unfiltered.filter(updated_date__gt=low)
+        return (rows.filter(updated_date__lte=high) if high is not None else rows).count()
+
+    return list_total(
+        partner_id=partner_id,
+        environment=environment,
+        filters=filters,
+        count=queryset.count,
+        count_updated_between=updated_between if unfiltered is not None else None,
+    )
+
+
+def list_total(
+    *,
+    partner_id: int,
+    environment: str,
+    filters: dict,
+    count: Callable[[], int],
+    count_updated_between: Callable[[datetime, datetime | None], int] | None = None,
+) -> int:
+    """project_total for a list counted by `count()`: `count_updated_between(low, high)` counts the list without its
+    updatedDate filter with low < updatedDate <= high (no upper bound when high is None)."""
     if not _totals_cached():
-        return queryset.count()
-    watermark = follower_watermark(filters) if unfiltered is not None else None
+        return count()
+    watermark = follower_watermark(filters) if count_updated_between is not None else None
     if watermark is not None:
-        count = follower_count(partner_id=partner_id, environment=environment, filters=filters, watermark=watermark)
-        return _follower_total(unfiltered=unfiltered, count=count)
-    key = _total_key("projects-total", partner_id, environment, filters, ignored=PAGING_PARAMETERS)
-    total = cache.get(key)
+        moved = follower_count(partner_id=partner_id, environment=environment, filters=filters, watermark=watermark)
+        total = moved.total(count_updated_between(moved.low, moved.high))
+        follower_total_keep(moved, total)
+        return total
+    key, versions, total = _kept("projects-total", partner_id, environment, filters, ignored=PAGING_PARAMETERS)
     if total is None:
-        total = queryset.count()
-        cache.set(key, total, timeout=TOTAL_TIMEOUT_SECONDS)
+        total = count()
+        _keep(key, versions, total)
     return total

@@ -21,6 +21,7 @@ from projects.errors import project_gone
 from projects.filters import ORDERING_CHOICES
 from projects.follower_pages import follower_page, follower_page_request
 from projects.json_sql import json_sql_available, projects_json
+from projects.list_pages import list_page, list_page_request
 from projects.representation import project_pulled_representation
 from projects.selectors import project_caller_companion, project_get, project_lists, project_of_caller
 from projects.totals import project_total
@@ -106,6 +107,10 @@ class ProjectListView(APIView):
             partner_id = request.client_id.partner_id
             page = follower_page(partner_id=partner_id, environment=environment, params=params, page=follower)
             return Response(json_object_with_items(**page))
+        if (listed := list_page_request(params, **limits)) is not None:
+            partner_id = request.client_id.partner_id
+            page = list_page(partner_id=partner_id, environment=environment, params=params, page=listed)
+            return self._page_response(page, excluded={"data"} if listed.exclude_data else set())
         paging = ProjectPageQuerySerializer(data=params, **limits)
         errors = unknown_parameter_errors(params, LIST_PARAMETER_NAMES)
         if not paging.is_valid():
@@ -144,7 +149,11 @@ class ProjectListView(APIView):
             seek_from_end=not following,
             read=(lambda rows: projects_json(rows, exclude_data="data" in excluded)) if in_database else list,
         )
-        if in_database:
+        return self._page_response(page, excluded=excluded)
+
+    def _page_response(self, page: dict, *, excluded: set[str]) -> Response:
+        """The page's items are JSON texts where the database wrote them, else projects for the serializer."""
+        if json_sql_available():
             return Response(json_object_with_items(**page))
         page["items"] = ProjectSerializer(page["items"], many=True, context={"exclude": excluded}).data
         return Response(page)

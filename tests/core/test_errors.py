@@ -60,7 +60,8 @@ def test_a_crash_is_a_500_problem_without_traceback(sandbox_client, monkeypatch,
     def explode(**kwargs):
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr("projects.api.views.project_lists", explode)
+    monkeypatch.setattr("projects.api.views.project_lists", explode)  # the list's general path
+    monkeypatch.setattr("projects.api.views.list_page", explode)  # its default page (projects/list_pages.py)
 
     with override_settings(DEBUG=debug):
         response = sandbox_client.get(url(SANDBOX, "project-list"))
@@ -99,7 +100,8 @@ def test_a_database_outage_is_a_503_problem_with_retry_after(sandbox_client, mon
     def unavailable(**kwargs):
         raise error
 
-    monkeypatch.setattr("projects.api.views.project_lists", unavailable)
+    monkeypatch.setattr("projects.api.views.project_lists", unavailable)  # the list's general path
+    monkeypatch.setattr("projects.api.views.list_page", unavailable)  # its default page (projects/list_pages.py)
 
     response = sandbox_client.get(url(SANDBOX, "project-list"))
 

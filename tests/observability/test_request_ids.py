@@ -154,7 +154,8 @@ def test_a_crash_logs_its_traceback_under_the_same_request_id(sandbox_client, mo
     def explode(**kwargs):
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr("projects.api.views.project_lists", explode)
+    monkeypatch.setattr("projects.api.views.project_lists", explode)  # the list's general path
+    monkeypatch.setattr("projects.api.views.list_page", explode)  # its default page (projects/list_pages.py)
 
     response = sandbox_client.get(url(SANDBOX, "project-list"), HTTP_X_REQUEST_ID="crash-1")
 
