@@ -203,6 +203,10 @@ def main() -> None:
                     push_url = base + "/sandbox/api/v1/externals/push"
                     if known is None:
                         _setup.projects_create(push_url + "/batch", [(token, key)], args.ids)
+                        # As autovacuum soon would (push_load.py does the same): a table never analyzed has the
+                        # project's look-up by its CRM id planned on the wrong index, a scan of the environment.
+                        with connection.cursor() as cursor:
+                            cursor.execute("ANALYZE")
                         from projects.models import Project
 
                         known = str(
