@@ -17,10 +17,10 @@ from mappings.project_normalization import project_apply_normalization
 from mappings.selectors import mapping_rules_for_partner, mapping_rules_of_version
 from partners.models import ClientId, User
 from projects.canonical import NORMALIZED_ATTNAMES
-from projects.change_log import change_stamps_check, change_stamps_reserve, stamped_transaction
+from projects.change_log import change_stamps_check, stamped_transaction
 from projects.errors import ProjectErased
 from projects.models import Project
-from projects.services import project_lock_or_create, projects_write_stamped
+from projects.services import project_lock_or_create_stamped, projects_write_stamped
 from projects.totals import projects_changed
 from webhooks.services import project_event_endpoints, project_events_record
 
@@ -145,14 +145,16 @@ def push_receive(
     `context`: what the request already read; without it, the mapping version and the endpoints are read here.
 
     This is the service's hot path (every save in every partner's CRM): its statements go through
-    core/db/rows.py rather than the ORM's compiler, four of them whatever the payload (the
-    stamp's reservation, lock or create, raw push, project) after the request's one look-up of its caller.
+    core/db/rows.py rather than the ORM's compiler, three of them whatever the payload (the stamp's reservation and
+    the project's lock in one, the raw push, the project; a new project's INSERT besides) after the request's one
+    look-up of its caller.
     """
-    stamps = change_stamps_reserve(count=1)  # before the first write: projects/change_log.py
     partner_id = client_id.partner_id
     rules = push_rules(partner_id=partner_id, environment=environment, context=context)
     key = {"partner_id": partner_id, "environment": environment, "external_id": external_id}
-    project, created = project_lock_or_create(key=key)
+    # The stamp reserved before the first write (projects/change_log.py), then the project locked: one statement.
+    project, created, stamp = project_lock_or_create_stamped(key=key)
+    stamps = [stamp]
     if not created:
         change_stamps_check(first=stamps[0], locked=[project])
     if project.erased_date is not None:  # CONTRACT §22: its id stays taken; nothing is stored

@@ -49,8 +49,7 @@ def change_stamps_reserve(*, count: int = 1) -> list[datetime]:
     """`count` consecutive updatedDates, 1 µs apart, later than any handed out before, for the changes this
     transaction will write, whatever partner environment they are of: the order is one for all. Call it before the
     transaction's first write; stamps left unused are simply skipped."""
-    if not connection.in_atomic_block:
-        raise RuntimeError("Stamps must be reserved in the transaction that writes them.")
+    _check_in_transaction()
     if count < 1:
         return []
     with connection.cursor() as cursor:
@@ -60,17 +59,46 @@ def change_stamps_reserve(*, count: int = 1) -> list[datetime]:
                 wait = f"{settings.CHANGE_LOG_ALONE_WAIT_SECONDS * 1000:.0f}ms"
                 cursor.execute("SELECT set_config('lock_timeout', %s, true)", [wait])  # to the transaction's end
             try:
-                cursor.execute("SELECT projects_change_stamps_reserve(%s, %s)", [count, alone])
+                cursor.execute(f"SELECT {_RESERVE_SQL}", [count, alone])
             except Exception:
-                # The function holds a session lock for its few statements; a connection that failed inside it
-                # must not survive to hold that lock forever.
-                connection.close_if_unusable_or_obsolete()
+                change_stamps_reservation_failed()
                 raise
             (first,) = cursor.fetchone()
         else:
             cursor.execute(_sqlite_advance_sql(), [epoch_microseconds(timezone.now()) + count - 1, count])
             (last,) = cursor.fetchone()
             first = last - count + 1
+    return change_stamps_from(first=first, count=count)
+
+
+_RESERVE_SQL = "projects_change_stamps_reserve(%s, %s)"
+
+
+def _check_in_transaction() -> None:
+    if not connection.in_atomic_block:
+        raise RuntimeError("Stamps must be reserved in the transaction that writes them.")
+
+
+def change_stamps_reservation(*, count: int) -> tuple[str, list] | None:
+    """change_stamps_reserve as one SQL expression and its parameters (its value: the first stamp, for
+    change_stamps_from), for a statement that reserves and then reads on (projects/services.py,
+    project_lock_or_create_stamped); the caller calls change_stamps_reservation_failed when that statement fails.
+    None where the reservation is a statement of its own: on SQLite, and for a writer's turn alone, which sets its
+    lock timeout first."""
+    _check_in_transaction()
+    if connection.vendor != "postgresql" or _writing_alone.get() or count < 1:
+        return None
+    return _RESERVE_SQL, [count, False]
+
+
+def change_stamps_reservation_failed() -> None:
+    """The function holds a session lock for its few statements; a connection that failed inside it must not survive
+    to hold that lock forever (in a transaction, Django closes it)."""
+    connection.close_if_unusable_or_obsolete()
+
+
+def change_stamps_from(*, first: int, count: int) -> list[datetime]:
+    """The stamps of a reservation whose first stamp (microseconds since 1970) is `first`."""
     return [from_epoch_microseconds(stamp) for stamp in range(first, first + count)]
 
 

@@ -19,8 +19,22 @@ from typing import Any
 
 from django.utils import timezone
 
-from core.db.rows import instance_from_row, row_insert, rows_insert_or_lock, rows_select, rows_select_in, rows_update
+from core.db.rows import (
+    instance_from_row,
+    row_insert,
+    row_select_after,
+    rows_insert_or_lock,
+    rows_select,
+    rows_select_in,
+    rows_update,
+)
 from projects.canonical import CANONICAL_ATTNAMES, NORMALIZED_ATTNAMES
+from projects.change_log import (
+    change_stamps_from,
+    change_stamps_reservation,
+    change_stamps_reservation_failed,
+    change_stamps_reserve,
+)
 from projects.changes import ProjectChange, ProjectChangeKind
 from projects.models import Project
 from projects.platform_fields import PLATFORM_ATTNAMES, PLATFORM_FIELD_NAMES
@@ -58,6 +72,33 @@ def project_lock_or_create(*, key: dict) -> tuple[Project, bool]:
     project = _project_locked(key=key)
     if project is not None:
         return project, False
+    return _project_created_or_locked(key=key)
+
+
+def project_lock_or_create_stamped(*, key: dict) -> tuple[Project, bool, datetime]:
+    """A single push's first two steps: its change stamp reserved (projects/change_log.py), then its project locked
+    or created as project_lock_or_create does; (the project, whether it is new, the stamp).
+
+    On PostgreSQL one statement (core/db/rows.py, row_select_after) reserves and then locks: the same two steps in
+    the same order as two statements, one round trip and one statement fewer on the hot path. A new project's row is
+    then inserted as before. A writer's turn alone (stamped_transaction) reserves on its own, as every other writer.
+    """
+    reservation = change_stamps_reservation(count=1)
+    if reservation is None:
+        (stamp,) = change_stamps_reserve(count=1)
+        return *project_lock_or_create(key=key), stamp
+    try:
+        first, row = row_select_after(Project, first=reservation, attnames=PROJECT_STATE, where=key, for_update=True)
+    except Exception:
+        change_stamps_reservation_failed()
+        raise
+    (stamp,) = change_stamps_from(first=first, count=1)
+    if row is not None:
+        return instance_from_row(Project, {**key, **row}), False, stamp
+    return *_project_created_or_locked(key=key), stamp
+
+
+def _project_created_or_locked(*, key: dict) -> tuple[Project, bool]:
     project = Project(**key, submitted_date=timezone.now(), updated_date=timezone.now())
     values = {field.attname: getattr(project, field.attname) for field in Project._meta.concrete_fields}
     if row_insert(Project, values=values, ignore_conflicts=True):

@@ -73,9 +73,12 @@ _replacements_lock = threading.Lock()
 
 def _versions_replace(partner_id: int, environment: str, kinds: Iterable[str]) -> None:
     now = time.time_ns()
-    cache.set_many(
-        {_version_key(partner_id, environment, kind): now for kind in kinds}, timeout=VERSION_TIMEOUT_SECONDS
-    )
+    versions = {_version_key(partner_id, environment, kind): now for kind in kinds}
+    if len(versions) == 1:  # an update's (most pushes): one SET ... EX, where set_many sends MULTI, MSET, EXPIRE, EXEC
+        ((key, version),) = versions.items()
+        cache.set(key, version, timeout=VERSION_TIMEOUT_SECONDS)
+    else:
+        cache.set_many(versions, timeout=VERSION_TIMEOUT_SECONDS)
 
 
 def _versions_replace_after_commit(partner_id: int, environment: str, kinds: tuple[str, ...]) -> None:

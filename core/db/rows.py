@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, connection, connections, models
+from django.db import DEFAULT_DB_ALIAS, NotSupportedError, connection, connections, models
 from django.db.models import DEFERRED, NOT_PROVIDED
 
 
@@ -134,6 +134,47 @@ def rows_select(
         rows = cursor.fetchall()
     converters = _converters(connection.vendor, model, attnames)
     return [_converted(attnames, row, converters) for row in rows]
+
+
+@functools.cache
+def _select_after_sql(
+    model: type[models.Model], attnames: tuple[str, ...], where: tuple[str, ...], for_update: bool, first: str
+) -> str:
+    # LATERAL, and the row's condition on the first value, make the value's evaluation come first: the row's scan
+    # (and its lock) runs once, after it, whatever plan is chosen.
+    columns = ", ".join(_quote(field.column) for field in _fields(model, attnames))
+    conditions = " AND ".join(f"{_quote(field.column)} = %s" for field in _fields(model, where))
+    lock = " FOR UPDATE" if for_update else ""
+    return (
+        f"WITH head AS MATERIALIZED (SELECT {first} AS value) SELECT head.value, found.* FROM head LEFT JOIN LATERAL "
+        f"(SELECT true AS found, {columns} FROM {_quote(model._meta.db_table)} "
+        f"WHERE {conditions} AND head.value IS NOT NULL{lock}) found ON true"
+    )
+
+
+def row_select_after(
+    model: type[models.Model],
+    *,
+    first: tuple[str, Sequence[Any]],
+    attnames: Sequence[str],
+    where: dict[str, Any],
+    for_update: bool = False,
+) -> tuple[Any, dict[str, Any] | None]:
+    """PostgreSQL: one SQL expression (`first`: its text and parameters; never NULL) evaluated, then the row whose
+    columns equal `where` (a unique key) read, and locked with `for_update`, in one statement: the expression's
+    value, and the row as rows_select gives it or None. The row is read by a LATERAL subquery that depends on the
+    value, so the expression runs first and once, before the row's scan and its lock."""
+    if connection.vendor != "postgresql":
+        raise NotSupportedError("row_select_after needs PostgreSQL (LATERAL).")
+    attnames = tuple(attnames)
+    first_sql, first_params = first
+    sql = _select_after_sql(model, attnames, tuple(where), for_update, first_sql)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*first_params, *_prepared(model, where)])
+        ((value, found, *row),) = cursor.fetchall()
+    if not found:
+        return value, None
+    return value, _converted(attnames, row, _converters(connection.vendor, model, attnames))
 
 
 def instance_from_row(model: type[models.Model], row: dict[str, Any], *, using: str = DEFAULT_DB_ALIAS) -> models.Model:

@@ -231,6 +231,27 @@ def test_the_list_total_counts_a_push_whose_cache_update_failed(sandbox_client, 
     assert cache.get(_version_key(Project.objects.first().partner_id, SANDBOX, "created")) > version
 
 
+def test_the_updated_total_counts_an_update_whose_cache_update_failed(sandbox_client, redis_cut):
+    """An update replaces one data version (the "updated" one, alone): when that replacement fails after the commit,
+    it is made at the process's next use of the totals, as a creation's two are."""
+    first = push(sandbox_client, {"id": "HS-1", "data": {"name": "Lee"}}).json()
+    query = {"updatedDate": f"gt:{first['updatedDate']}"}
+    assert sandbox_client.get(url(SANDBOX, "project-list"), query).json()["total"] == 0
+    partner_id = Project.objects.get().partner_id
+    versions = {kind: cache.get(_version_key(partner_id, SANDBOX, kind)) for kind in ("created", "updated")}
+
+    redis_cut.arm()
+    assert push(sandbox_client, {"id": "HS-1", "data": {"name": "Ng"}}).status_code == HTTPStatus.OK
+    redis_cut.restore()
+
+    assert {kind: cache.get(_version_key(partner_id, SANDBOX, kind)) for kind in versions} == versions
+    assert sandbox_client.get(url(SANDBOX, "project-list"), query).json()["total"] == 1
+    assert cache.get(_version_key(partner_id, SANDBOX, "updated")) > versions["updated"]
+    assert cache.get(_version_key(partner_id, SANDBOX, "created")) == versions["created"]
+    redis_key = cache.make_and_validate_key(_version_key(partner_id, SANDBOX, "updated"))
+    assert 0 < cache._cache.get_client(redis_key).ttl(redis_key) <= totals.VERSION_TIMEOUT_SECONDS  # still expires
+
+
 def test_a_total_outlives_a_failed_replacement_only_until_its_version_expires(sandbox_client, redis_cut, monkeypatch):
     """The process that failed may never use the totals again (it was restarted): the other processes' totals
     still end, with the data version, VERSION_TIMEOUT_SECONDS after it was last replaced."""
