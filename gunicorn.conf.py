@@ -27,3 +27,15 @@ graceful_timeout = 30
 # gunicorn 25+ opens a control socket at one fixed path per user ($HOME/.gunicorn/gunicorn.ctl), which every
 # gunicorn of that user on the machine (tests, a second deployment) would take from the one before. Signals do.
 control_socket_disable = True
+
+
+def pre_fork(server, worker):
+    """The objects the master loaded (Django, the app, its modules: about 120,000) are frozen before a worker is
+    forked, out of the cyclic collector's generations. Left in them, they made the oldest generation so large that a
+    worker's full collection (due when the survivors grow by a quarter of it) came only every few thousand requests,
+    and the reference cycles a request leaves behind (DRF's view and request refer to each other, holding the body
+    and its parsed JSON) piled up until then: +5 MiB every 1,000 pushes of 150-450 KB, bench/mapping_soak.py
+    (issue #33). Frozen, they are never scanned, and the workers' own survivors are collected as they accrue."""
+    import gc
+
+    gc.freeze()
