@@ -27,3 +27,45 @@ graceful_timeout = 30
 # gunicorn 25+ opens a control socket at one fixed path per user ($HOME/.gunicorn/gunicorn.ctl), which every
 # gunicorn of that user on the machine (tests, a second deployment) would take from the one before. Signals do.
 control_socket_disable = True
+
+
+def pre_fork(server, worker):
+    """The objects the master loaded (Django, the app, its modules: about 120,000) are frozen before a worker is
+    forked, out of the cyclic collector's generations. Left in them, they made the oldest generation so large that a
+    worker's full collection (due when the survivors grow by a quarter of it) came only every few thousand requests,
+    and the reference cycles a request leaves behind (DRF's view and request refer to each other, holding the body
+    and its parsed JSON) piled up until then: +5 MiB every 1,000 pushes of 150-450 KB, bench/mapping_soak.py
+    (issue #33). Frozen, they are never scanned, and the workers' own survivors are collected as they accrue."""
+    import gc
+
+    gc.freeze()
+
+
+# After a request with a large body, the memory its threads freed is handed back to the system: glibc otherwise keeps
+# the freed pages of the arenas those bodies, their parsed JSON and their rows went through. With pre_fork's freeze
+# below, bench/mapping_soak.py's 10,000 pushes of 150-450 KB grow a worker +0.2-0.5 MiB per 1,000 (+1.6 with the
+# freeze alone, +5-6 with neither; issue #33). Only past TRIM_AFTER_BODY_BYTES: a trim walks the arenas (0.03-0.06
+# ms measured on a small heap; such a request costs tens of milliseconds).
+TRIM_AFTER_BODY_BYTES = 64 * 1024
+
+
+def _malloc_trim():
+    import ctypes
+    import ctypes.util
+
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+
+
+_trim = _malloc_trim()
+
+
+def post_request(worker, req, environ, resp):
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return
+    if _trim is not None and length > TRIM_AFTER_BODY_BYTES:
+        _trim(0)

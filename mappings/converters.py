@@ -57,24 +57,30 @@ TEXT_SCAN_MAX = 20_000
 CHOICE_MAX_CHARS = 1_000  # an enum's, a status's or a boolean's text: longer ones are none of the choices
 # What a conversion costs beyond reading its text, in the units of mappings/evaluation.py (about a nanosecond
 # where bench/mapping_prices.py measured them): the same whether a cache answers or not, so that a push maps alike
-# in every process.
+# in every process. About 2.5x what each measured (it was 3-6x: a sparse record's rules priced like a full one's).
 CONVERSION_UNITS = {
-    "string": 5_000,
-    "integer": 25_000,
-    "decimal": 25_000,
-    "boolean": 5_000,
-    "date": 15_000,
-    "datetime": 15_000,
-    "email": 80_000,
-    "phone": 150_000,
-    "enum": 10_000,
+    "string": 3_500,
+    "integer": 10_000,
+    "decimal": 20_000,
+    "boolean": 4_500,
+    "date": 6_000,
+    "datetime": 7_500,
+    "email": 40_000,
+    "phone": 120_000,
+    "enum": 7_000,
 }
 FORMAT_UNITS = 25_000  # each strptime pattern a date is tried with
 TEXT_CHARACTER_UNITS = 4  # each character of a text: stripped, lower-cased, matched, checked for what cannot be stored
+# A value no converter reads: absent, empty, or a list or an object refused at once ("expected a single value").
+UNREAD_UNITS = 1_000
 
 
 def conversion_units(value: Any, mapping_type: str, options: dict) -> int:
     """What converting `value` as `mapping_type` costs at most, and fitting it to its column."""
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]  # convert() reads a one-element list as its element
+    if value is None or value == "" or isinstance(value, list | dict):
+        return UNREAD_UNITS
     units = CONVERSION_UNITS.get(mapping_type, 25_000) + TEXT_CHARACTER_UNITS * (
         min(len(value), 2 * TEXT_SCAN_MAX) if isinstance(value, str) else 0
     )

@@ -8,12 +8,15 @@ each price an upper bound of what the step measured (bench/mapping_prices.py mea
 a character C code copies, a piece `to_string` writes. What a step would build is paid for before it is built.
 Converting the value a rule found is priced too (mappings/normalization.py `conversion_units`).
 
-The rules of one push share one allowance: PUSH_BASE_UNITS, plus UNITS_PER_BYTE for each byte of the data they
-read, as compact JSON (measured once, when the base runs out, or given by the push, which measured it anyway). That
+The rules of one push share one allowance, `record_allowance` of the size of the data they read as compact JSON
+(measured once, when RECORD_FLOOR_UNITS run out, or given by the push, which measured it anyway): RECORD_FLOOR_UNITS
+and UNITS_PER_SMALL_BYTE a byte up to PUSH_BASE_UNITS (reached at 850 bytes), then UNITS_PER_BYTE a byte more. That
 is less than the service spends on the push whatever its mapping (reading, checking, merging and storing it), the
-least of which is a later push's few milliseconds for a megabyte of accumulated source data. Each rule is owed an
-equal share of it, and what a rule leaves passes to the rules after it: a rule may spend what is left but the shares
-of the rules after it, so one greedy rule cannot starve an ordinary one. Past that it stops at once with
+least of which is a batch's tiny record (about 0.3 ms) or a later push's few milliseconds for a megabyte of
+accumulated source data. Each rule is owed its part: a rule that only names keys exactly what its look-up and
+its conversion cost (known before any rule runs), any other an equal share of the allowance; what a rule leaves
+passes to the rules after it: a rule may spend what is left but what the rules after it are owed, so one greedy
+rule cannot starve an ordinary one. Past that it stops at once with
 EvaluationBudgetExceeded, which normalization turns into an issue on its field while the other fields and the push
 go on.
 """
@@ -37,7 +40,11 @@ MEMBER_UNITS = 250  # a member C code puts into a new object (merge): hashed, lo
 CHARACTER_UNITS = 2  # a character C code reads or writes: strings compared, joined, parsed, stripped
 PIECE_UNITS = 2_000  # a piece to_string's encoder writes (a value, a key, a bracket)
 ESCAPED_CHARACTER_UNITS = 5  # a character of a string to_string writes as JSON (each one checked for escaping)
-# What a push's rules share: a base, and UNITS_PER_BYTE for each byte of their data as compact JSON.
+# What a push's rules share (record_allowance): a floor, UNITS_PER_SMALL_BYTE for each byte of their data as compact
+# JSON up to PUSH_BASE_UNITS, and UNITS_PER_BYTE for each byte more. A tiny record's whole trivial cost is about
+# 0.3 ms in a batch: a flat millisecond each let a dear mapping multiply it (4.5x in bench/mapping_worst_case.py).
+RECORD_FLOOR_UNITS = 150_000
+UNITS_PER_SMALL_BYTE = 1_000
 PUSH_BASE_UNITS = 1_000_000
 UNITS_PER_BYTE = 1
 # The latest pushes or projects a section of an operator's page evaluates rules on, and how long it may spend on
@@ -49,9 +56,15 @@ OPERATOR_PAGE_SECONDS = 1.0
 class EvaluationBudgetExceeded(Exception):
     def __init__(self, *, allowance: int) -> None:
         super().__init__(
-            f"needs more work than the push allows: its rules share {allowance:,} units of work ({PUSH_BASE_UNITS:,} "
-            f"and {UNITS_PER_BYTE} a byte of its data); simplify it"
+            # Short: a record may hold one for each field, stored twice and answered (record_allowance says how
+            # the units follow the record's size; README.md and docs/api.md too).
+            f"needs more work than the push allows: its rules share {allowance:,} units; simplify it"
         )
+
+
+def record_allowance(size: int) -> int:
+    """The units the rules of a push (or a batch's record) of `size` bytes of data as compact JSON share."""
+    return min(PUSH_BASE_UNITS, RECORD_FLOOR_UNITS + UNITS_PER_SMALL_BYTE * size) + UNITS_PER_BYTE * size
 
 
 def json_bytes(value: Any) -> int:
@@ -64,37 +77,53 @@ def json_bytes(value: Any) -> int:
 
 
 class PushPool:
-    """The units a push's `rules` (how many) share: PUSH_BASE_UNITS, and UNITS_PER_BYTE a byte of `data` as compact
-    JSON once the base runs out (`size`: that size, when the caller measured it already)."""
+    """The units a push's `rules` (how many) share: RECORD_FLOOR_UNITS, then the rest of `record_allowance` of the
+    size of `data` as compact JSON once the floor runs out (`size`: that size, when the caller measured it already:
+    the allowance is then whole from the start, which grants and refuses the same as the lazy one)."""
 
-    def __init__(self, data: Any, *, size: int | None = None, rules: int = 1) -> None:
+    def __init__(self, data: Any, *, size: int | None = None, rules: int = 1, owed: list[int | None] = ()) -> None:
         self.data = data
         self.size = size
-        self.rules = max(rules, 1)
-        self.allowance = PUSH_BASE_UNITS + (0 if size is None else UNITS_PER_BYTE * size)
+        self.rules = max(rules, len(owed), 1)
+        # What the last k rules are owed, for each k: their `owed` units where given (a rule that only names keys:
+        # its look-up and its conversion, known before it runs), and equal shares of the allowance where not.
+        self.owed_units, self.owed_shares = [0], [0]
+        for units in reversed(owed):
+            self.owed_units.append(self.owed_units[-1] + (units or 0))
+            self.owed_shares.append(self.owed_shares[-1] + (units is None))
+        self.extended = size is not None
+        self.allowance = RECORD_FLOOR_UNITS if size is None else record_allowance(size)
         self.left = self.allowance
         self.interpreter: BoundedInterpreter | None = None  # one for all the push's rules: built once, not per rule
 
     def extend(self) -> bool:
         """Add the data's share once (measuring it if need be); False when it was added already."""
-        if self.allowance > PUSH_BASE_UNITS or self.size == 0:
+        if self.extended:
             return False
+        self.extended = True
         if self.size is None:
             self.size = json_bytes(self.data)
-        self.allowance += UNITS_PER_BYTE * self.size
-        self.left += UNITS_PER_BYTE * self.size
-        return self.size > 0
+        added = record_allowance(self.size) - RECORD_FLOOR_UNITS
+        self.allowance += added
+        self.left += added
+        return added > 0
+
+    def owed(self, later: int) -> int:
+        """What the `later` last rules are owed (each an equal share unless `owed` said otherwise)."""
+        given = min(later, len(self.owed_units) - 1)  # the rules beyond those `owed` named are owed shares
+        shares = self.owed_shares[given] + later - given
+        return self.owed_units[given] + shares * (self.allowance // self.rules)
 
 
 class EvaluationBudget:
-    """One rule's part of its push's pool (its own pool when none is given): it may spend what is left but the
-    equal shares of the `later` rules after it. `spend` raises EvaluationBudgetExceeded, spending nothing, when the
-    units are not there."""
+    """One rule's part of its push's pool (its own pool when none is given): it may spend what is left but what
+    the `later` rules after it are owed (PushPool.owed). `spend` raises EvaluationBudgetExceeded, spending nothing,
+    when the units are not there."""
 
     def __init__(self, data: Any, pool: PushPool | None = None, *, later: int = 0) -> None:
         self.pool = pool or PushPool(data)
         self.later = later
-        self.floor = self.pool.allowance * later // self.pool.rules
+        self.floor = self.pool.owed(later)
 
     def spend(self, units: int) -> None:
         pool = self.pool
@@ -110,9 +139,10 @@ class EvaluationBudget:
             return False
         return True
 
-    def pays_for_pieces(self, piece: str, pieces: int = 1) -> bool:
-        """Pay for text written (an issue's value): PIECE_UNITS for each of its `pieces`, and its characters."""
-        return self.afford(PIECE_UNITS * pieces + CHARACTER_UNITS * len(piece))
+    def pays_for_pieces(self, piece: str, pieces: int = 1, characters: int = 0) -> bool:
+        """Pay for text written (an issue's value): PIECE_UNITS for each of its `pieces`, and its characters (those
+        of `piece`, or `characters` before the text is built)."""
+        return self.afford(PIECE_UNITS * pieces + CHARACTER_UNITS * (len(piece) + characters))
 
     def short(self, units: int) -> None:
         """After `units` were taken below the floor: the data's share added, or the units given back and refused."""
@@ -121,7 +151,7 @@ class EvaluationBudget:
             if not pool.extend():
                 pool.left += units
                 raise EvaluationBudgetExceeded(allowance=pool.allowance)
-            self.floor = pool.allowance * self.later // pool.rules
+            self.floor = pool.owed(self.later)
 
 
 def _size(value: Any) -> int:
@@ -194,7 +224,7 @@ def _compared_characters(name: str, args: list) -> int:
 class _BoundedFunctions(functions.Functions):
     """JMESPath's functions, each paying before it runs for what it will read and build (see _price)."""
 
-    def __init__(self, budget: EvaluationBudget) -> None:
+    def __init__(self, budget: EvaluationBudget | None) -> None:
         self.budget = budget
 
     def call_function(self, function_name: str, resolved_args: list) -> Any:
@@ -297,10 +327,17 @@ class BoundedInterpreter(TreeInterpreter):
     """JMESPath's tree interpreter paying for every node it visits, and for what flattens, slices and equality
     tests copy or compare, before they do."""
 
-    def __init__(self, budget: EvaluationBudget) -> None:
+    def __init__(self, budget: EvaluationBudget | None = None) -> None:
         super().__init__(Options(custom_functions=_BoundedFunctions(budget)))
-        self.budget = budget
-        self.pool = budget.pool
+        self.lend(budget)
+
+    def lend(self, budget: EvaluationBudget | None) -> None:
+        """Work for `budget`, a rule's part of the pool (None between searches: the pool keeps its interpreter,
+        which then holds nothing back, so a push's data goes when its normalization ends; the cycle pool →
+        interpreter → budget → pool kept every push's data until the cyclic collector ran, and a gunicorn
+        worker grew about 5 MiB every 1,000 large pushes)."""
+        self.budget = self._functions.budget = budget
+        self.pool = budget.pool if budget is not None else None
 
     def visit(self, node: dict, *args) -> Any:
         pool, budget = self.pool, self.budget
@@ -364,10 +401,12 @@ class BoundedExpression:
         budget = budget or EvaluationBudget(data)
         interpreter = budget.pool.interpreter
         if interpreter is None:
-            interpreter = budget.pool.interpreter = BoundedInterpreter(budget)
-        else:
-            interpreter.budget = interpreter._functions.budget = budget  # the rule's own part of the same pool
-        return interpreter.visit(self.tree, data)
+            interpreter = budget.pool.interpreter = BoundedInterpreter()
+        interpreter.lend(budget)  # the rule's own part of the same pool
+        try:
+            return interpreter.visit(self.tree, data)
+        finally:
+            interpreter.lend(None)
 
 
 class PageAllowance:

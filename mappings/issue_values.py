@@ -127,10 +127,14 @@ _SMALL_NODES = 64
 _pending = list  # what _small_text stacks the values still to count on (a test counts what it reads)
 
 
-def _small_text(value: dict | list | tuple, limit: int) -> tuple[str, int] | None:
-    """The JSON text of `_storable(value)` and its number of values, when it holds at most _SMALL_NODES values
-    whose strings and keys total at most `limit` characters (what most refused lists and objects are): written by
-    json.dumps at once rather than piece by piece. None for a larger value, found without walking it all."""
+_UNPAID = object()
+
+
+def _small_text(value: dict | list | tuple, limit: int, pay: Callable[..., bool] | None = None) -> Any:
+    """The JSON text of `_storable(value)` and that storable value, when it holds at most _SMALL_NODES values whose
+    strings and keys total at most `limit` characters (what most refused lists and objects are): written by
+    json.dumps at once rather than piece by piece, once `pay` paid for it (else _UNPAID, nothing built). None for a
+    larger value, found without walking it all."""
     pending, nodes, characters = _pending([value]), 0, 0
     while pending:
         item = pending.pop()
@@ -148,7 +152,10 @@ def _small_text(value: dict | list | tuple, limit: int) -> tuple[str, int] | Non
             characters += len(item)
         if characters > limit:
             return None
-    return json.dumps(_storable(value), ensure_ascii=False), nodes
+    if pay is not None and not pay("", pieces=nodes, characters=characters + 4 * nodes):  # quotes, commas, keys'
+        return _UNPAID
+    storable = _storable(value)
+    return json.dumps(storable, ensure_ascii=False), storable
 
 
 def _described(value: dict | list | tuple) -> str:
@@ -161,18 +168,21 @@ def issue_value(value: Any, pay: Callable[..., bool] | None = None, limit: int =
     """The offending value as an issue shows it: storable, and at most `limit` characters long (as text, or as JSON
     text for a list or an object) before a `… [truncated: …]` marker saying how long it was. `pay(text, pieces=1)`:
     asked for each piece of a list's or an object's JSON before it is written (the rule's evaluation budget pays for
-    the issue it raises), or once for the text of a small one; where it says no, the text is cut there."""
+    the issue it raises), or once for a small one before it is written (`pay("", pieces=values,
+    characters=about its length)`); where it says no, the text is cut there."""
     if isinstance(value, str):
         if len(value) > limit:
             return f"{_storable_text(value[:limit])}{_TRUNCATED}{len(value):,} characters]"
         return _storable_text(value)
     if not isinstance(value, dict | list | tuple):
         return _storable_scalar(value)
-    small = _small_text(value, limit)
-    if small is not None and (pay is None or pay(small[0], pieces=small[1])):
+    small = _small_text(value, limit, pay)
+    if small is _UNPAID:
+        return f"{_TRUNCATED}{_described(value)}]"
+    if small is not None:
         if len(small[0]) > limit:
             return f"{small[0][:limit]}{_TRUNCATED}{_described(value)}]"
-        return json.loads(small[0])  # as the pieces' way reads it back
+        return small[1]  # what the pieces' way reads back from the text: the storable value
     pieces, length = [], 0
     for piece in _json_pieces(value, limit):
         if pay is not None and not pay(piece):

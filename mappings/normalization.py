@@ -19,7 +19,15 @@ from jmespath.exceptions import JMESPathTypeError
 from core.sized_cache import sized_cache
 from core.time import iso_datetime
 from mappings.converters import CHOICE_MAX_CHARS, ConversionError, conversion_units, convert, quoted, stripped
-from mappings.evaluation import VISIT_UNITS, BoundedExpression, EvaluationBudget, EvaluationBudgetExceeded, PushPool
+from mappings.evaluation import (
+    CHARACTER_UNITS,
+    PIECE_UNITS,
+    VISIT_UNITS,
+    BoundedExpression,
+    EvaluationBudget,
+    EvaluationBudgetExceeded,
+    PushPool,
+)
 from mappings.expressions import SOURCE_MAX_CHARS, parsed_tree
 from mappings.issue_values import (
     ISSUE_VALUE_MAX_CHARS,
@@ -274,13 +282,32 @@ def apply_rule(
     return None, None
 
 
+def owed_units(rule: FieldRule, data: Any) -> int | None:
+    """What `rule` will spend over `data` if it only names keys: the look-up, converting what it finds (or its
+    default) and a short issue's value; None for any other rule (it is owed an equal share of the allowance)."""
+    if isinstance(rule.options.get("scale"), list):
+        return None
+    try:
+        compiled = compile_source(rule.source)
+    except Exception:  # a version stored before the bounds: evaluated (and refused) as any other expression
+        return None
+    if not isinstance(compiled, KeyPath):
+        return None
+    raw = compiled.search(data)
+    units = VISIT_UNITS * len(compiled.keys) + conversion_units(raw, rule.type, rule.options)
+    if rule.default is not None:
+        units += conversion_units(rule.default, rule.type, rule.options)
+    return units + PIECE_UNITS + CHARACTER_UNITS * ISSUE_VALUE_SHORT_CHARS
+
+
 def normalize(data: dict, rules: Sequence[FieldRule], *, size: int | None = None) -> NormalizationResult:
     """Every canonical field's value from `data` under the partner's rules; unmapped fields are None. `size`:
     the data's size in bytes of compact JSON, when the caller measured it (else measured if a rule needs it)."""
     values = {canonical.attname: None for canonical in CANONICAL_FIELDS}
     if not rules:
         return NormalizationResult(values=values, issues=[], mapping_status=MappingStatus.UNMAPPED)
-    issues, pool, shown = [], PushPool(data, size=size, rules=len(rules)), 0
+    issues, shown = [], 0
+    pool = PushPool(data, size=size, owed=[owed_units(rule, data) for rule in rules])
     for index, rule in enumerate(rules):
         value_chars = ISSUE_VALUE_MAX_CHARS if shown < ISSUE_VALUES_FULL_CHARS else ISSUE_VALUE_SHORT_CHARS
         value, issue = apply_rule(rule, data, pool, later=len(rules) - index - 1, value_chars=value_chars)

@@ -7,6 +7,8 @@ recorded in-process (no live gauges), so no gunicorn hook is needed when a worke
 (queue depth, reprocess runs) is read at scrape time by observability.collectors.
 """
 
+from collections.abc import Mapping
+
 from prometheus_client import Counter, Histogram
 
 KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
@@ -75,6 +77,15 @@ def push_observed(*, environment: str, result: str, issue_fields: list[str] = ()
     PUSHES.labels(environment, result).inc()
     for field in issue_fields:
         NORMALIZATION_ISSUES.labels(environment, field).inc()
+
+
+def pushes_observed(*, environment: str, results: Mapping[str, int], issue_fields: Mapping[str, int]) -> None:
+    """A batch's records at once, as push_observed would count them one by one: one call a result and a field
+    rather than one a record and an issue (11,500 for 500 records of 23 issues each, in every batch)."""
+    for result, count in results.items():
+        PUSHES.labels(environment, result).inc(count)
+    for field, count in issue_fields.items():
+        NORMALIZATION_ISSUES.labels(environment, field).inc(count)
 
 
 def push_result_name(result) -> str:

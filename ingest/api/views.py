@@ -1,3 +1,4 @@
+from collections import Counter
 from http import HTTPStatus
 
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
@@ -19,7 +20,7 @@ from ingest.api.serializers import (
 from ingest.batch_services import RecordRefused, push_batch_receive
 from ingest.delete_services import DeleteResult, project_delete
 from ingest.services import PushContext, push_receive
-from observability.metrics import push_observed, push_result_name
+from observability.metrics import push_observed, push_result_name, pushes_observed
 from partners.throttling import client_id_records_take
 
 
@@ -134,29 +135,28 @@ class PushBatchView(APIView):
         )
         answer, deleted = PushResponseSerializer(), DeleteResponseSerializer()  # one for all results: they only write
         results = []
+        observed, issue_fields = Counter(), Counter()  # counted in the metrics once for the batch
         for item in read:
             if item.record is None:
                 problem = {key: item.problem[key] for key in ("detail", "code", "errors") if key in item.problem}
                 refused = {"index": item.index, "status": 400, "id": None, "externalId": item.external_id}
                 results.append({**refused, **problem})
-                push_observed(environment=environment, result="refused")
+                observed["refused"] += 1
                 continue
             result = next(stored)
             if isinstance(result, DeleteResult):
                 results.append({"index": item.index, "status": HTTPStatus.OK, **deleted.to_representation(result)})
-                push_observed(environment=environment, result="deleted" if result.changed else "unchanged")
+                observed["deleted" if result.changed else "unchanged"] += 1
             elif isinstance(result, RecordRefused):
                 refused = {"index": item.index, "status": result.status, "id": None, "externalId": item.external_id}
                 results.append({**refused, "detail": result.detail, "code": result.code})
-                push_observed(environment=environment, result="refused")
+                observed["refused"] += 1
             else:
                 status = HTTPStatus.CREATED if result.created else HTTPStatus.OK
                 results.append({"index": item.index, "status": status, **answer.to_representation(result)})
-                push_observed(
-                    environment=environment,
-                    result=push_result_name(result),
-                    issue_fields=[issue["field"] for issue in result.project.issues],
-                )
+                observed[push_result_name(result)] += 1
+                issue_fields.update(issue["field"] for issue in result.project.issues)
+        pushes_observed(environment=environment, results=observed, issue_fields=issue_fields)
         return Response({"results": results})
 
 

@@ -88,8 +88,7 @@ def test_the_issue_names_the_allowance_the_rules_shared():
     assert issue == {
         "field": "notes",
         "value": None,
-        "reason": f"{OVER}: its rules share {allowance:,} units of work (1,000,000 and 1 a byte of its data); "
-        "simplify it",
+        "reason": f"{OVER}: its rules share {allowance:,} units; simplify it",
     }
 
 

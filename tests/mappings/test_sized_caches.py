@@ -64,7 +64,7 @@ def test_a_source_over_the_bounds_is_compiled_but_never_becomes_a_cache_key():
     long_source = " || ".join(f"p{number}" for number in range(300))  # a version stored before the bounds
     assert len(long_source) > SOURCE_MAX_CHARS
 
-    assert compile_source(long_source).search({"p7": 1}) == 1
+    assert compile_source(long_source).search({"p7": 1, "description": "x" * 500}) == 1  # an ordinary record's size
     assert len(source_alternatives(long_source)) == 300
     assert compile_source.cache_info().currsize == 0
     assert source_alternatives.cache_info().currsize == 0
