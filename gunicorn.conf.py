@@ -43,7 +43,7 @@ def pre_fork(server, worker):
 
 # After a request with a large body, the memory its threads freed is handed back to the system: glibc otherwise keeps
 # the freed pages of the arenas those bodies, their parsed JSON and their rows went through. With pre_fork's freeze
-# below, bench/mapping_soak.py's 10,000 pushes of 150-450 KB grow a worker +0.2-0.5 MiB per 1,000 (+1.6 with the
+# above, bench/mapping_soak.py's 10,000 pushes of 150-450 KB grow a worker +0.2-0.5 MiB per 1,000 (+1.6 with the
 # freeze alone, +5-6 with neither; issue #33). Only past TRIM_AFTER_BODY_BYTES: a trim walks the arenas (0.03-0.06
 # ms measured on a small heap; such a request costs tens of milliseconds).
 TRIM_AFTER_BODY_BYTES = 64 * 1024
