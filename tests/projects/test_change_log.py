@@ -14,6 +14,7 @@ from core.time import epoch_microseconds, from_epoch_microseconds
 from projects.change_log import change_stamps_reserve, followers_visible
 from projects.models import ChangeStampCounter, Project
 from tests.conftest import SANDBOX, url
+from tests.projects.sessions import psycopg_dsn, wait_until_blocked
 
 POSTGRESQL_ONLY = pytest.mark.skipif(connection.vendor != "postgresql", reason="xids and snapshots are PostgreSQL's")
 
@@ -91,18 +92,6 @@ def test_instants_and_microseconds_are_inverse():
 # --- PostgreSQL: the writing xid, the horizon, and writers that do not wait -----------------------------------
 
 
-def _psycopg_dsn() -> str:
-    settings = connection.settings_dict
-    parts = {
-        "dbname": settings["NAME"],
-        "user": settings["USER"],
-        "host": settings["HOST"],
-        "port": settings["PORT"],
-        "password": settings["PASSWORD"],
-    }
-    return " ".join(f"{key}={value}" for key, value in parts.items() if value)
-
-
 def _push(client, external_id: str, **data) -> dict:
     response = client.post(url(SANDBOX, "push"), {"id": external_id, "data": data}, format="json")
     assert response.status_code in (200, 201), response.content
@@ -144,7 +133,7 @@ def test_a_follower_is_not_served_a_change_that_a_running_transaction_could_stil
     """A transaction that reserved its stamp and wrote, but has not committed, holds back every later change from
     the follower's list until it ends; then the follower gets both, the earlier stamp first."""
     first = _push(sandbox_client, "CRM-1", name="One")
-    slow = psycopg.connect(_psycopg_dsn())
+    slow = psycopg.connect(psycopg_dsn())
     try:
         with slow.cursor() as cursor:  # psycopg starts a transaction on the first statement
             cursor.execute("SELECT projects_change_stamps_reserve(1)")
@@ -184,7 +173,7 @@ def test_writers_of_one_partner_environment_do_not_wait_for_each_others_commit(s
     """The old change clock held a lock per partner environment until commit: a second push waited for the first
     transaction to end. Now only the stamp's reservation is shared, and it is not held."""
     first = _push(sandbox_client, "CRM-1", name="One")
-    slow = psycopg.connect(_psycopg_dsn())
+    slow = psycopg.connect(psycopg_dsn())
     answered = threading.Event()
     try:
         with slow.cursor() as cursor:
@@ -229,20 +218,6 @@ def _partner():
     return partner_create(name="Own Writes", slug="own-writes")
 
 
-def _wait_until_blocked(dsn: str, seconds: float = 10) -> None:
-    """Until some session of the test database waits for a row lock."""
-    deadline = time.monotonic() + seconds
-    with psycopg.connect(dsn, autocommit=True) as watcher:
-        while time.monotonic() < deadline:
-            query = (
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
-            )
-            if watcher.execute(query).fetchone()[0]:
-                return
-            time.sleep(0.01)
-    raise AssertionError("no session came to wait for the row")
-
-
 @pytest.mark.postgres
 @POSTGRESQL_ONLY
 @pytest.mark.django_db(transaction=True)
@@ -251,7 +226,7 @@ def test_a_change_that_reserved_before_another_but_locks_after_it_never_moves_up
     writes the row and commits. The push must not then write its earlier stamp over the later one: it starts again
     with a new stamp, and the project's updatedDate only ever grows."""
     first = _push(sandbox_client, "CRM-1", name="One")
-    other = psycopg.connect(_psycopg_dsn())
+    other = psycopg.connect(psycopg_dsn())
     answers = []
     try:
         with other.cursor() as cursor:
@@ -265,7 +240,7 @@ def test_a_change_that_reserved_before_another_but_locks_after_it_never_moves_up
 
         pusher = threading.Thread(target=push_behind)
         pusher.start()
-        _wait_until_blocked(_psycopg_dsn())  # the push reserved its stamp and waits for the row
+        wait_until_blocked()  # the push reserved its stamp and waits for the row
         with other.cursor() as cursor:
             cursor.execute("SELECT projects_change_stamps_reserve(1)")
             (other_stamp,) = cursor.fetchone()

@@ -3,7 +3,6 @@ core/db/rows.py's row_select_after): the same two steps, in the same order, as c
 project_lock_or_create, and the same failures."""
 
 import threading
-import time
 
 import psycopg
 import pytest
@@ -15,6 +14,7 @@ from projects import change_log, services
 from projects.models import Project
 from projects.services import PROJECT_STATE, project_lock_or_create, project_lock_or_create_stamped
 from tests.conftest import SANDBOX
+from tests.projects.sessions import psycopg_dsn, wait_until_blocked
 
 pytestmark = pytest.mark.django_db
 
@@ -111,7 +111,7 @@ def test_a_dead_connection_fails_the_statement_and_is_not_kept(key):
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         (pid,) = cursor.fetchone()
-    with psycopg.connect(_dsn(), autocommit=True) as killer:
+    with psycopg.connect(psycopg_dsn(), autocommit=True) as killer:
         killer.execute("SELECT pg_terminate_backend(%s)", [pid])
 
     with pytest.raises(OperationalError), transaction.atomic():
@@ -122,23 +122,6 @@ def test_a_dead_connection_fails_the_statement_and_is_not_kept(key):
         assert project_lock_or_create_stamped(key=key)[1] is True
 
 
-def _dsn() -> str:
-    settings = connection.settings_dict
-    parts = {key.lower(): settings[key] for key in ("NAME", "USER", "HOST", "PORT", "PASSWORD") if settings[key]}
-    parts["dbname"] = parts.pop("name")
-    return " ".join(f"{name}={value}" for name, value in parts.items())
-
-
-def _wait_until_blocked() -> None:
-    query = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
-    with psycopg.connect(_dsn(), autocommit=True) as watcher:
-        for _ in range(1000):
-            if watcher.execute(query).fetchone()[0]:
-                return
-            time.sleep(0.01)
-    raise AssertionError("no session came to wait for the row")
-
-
 @pytest.mark.postgres
 @POSTGRESQL_ONLY
 @pytest.mark.django_db(transaction=True)
@@ -147,7 +130,7 @@ def test_the_stamp_is_reserved_once_before_the_lock_is_waited_for(key, make_proj
     (the stamp is earlier than the other's), once, and reads the row as the other left it."""
     project = make_project(partner, environment=SANDBOX, external_id="HS-1", name="Before")
     results = []
-    with psycopg.connect(_dsn()) as other:
+    with psycopg.connect(psycopg_dsn()) as other:
         other.execute("SELECT 1 FROM projects_project WHERE id = %s FOR UPDATE", [project.pk])
 
         def lock() -> None:
@@ -159,7 +142,7 @@ def test_the_stamp_is_reserved_once_before_the_lock_is_waited_for(key, make_proj
 
         waiting = threading.Thread(target=lock)
         waiting.start()
-        _wait_until_blocked()  # the statement reserved, and waits for the row
+        wait_until_blocked()  # the statement reserved, and waits for the row
         (other_stamp,) = other.execute("SELECT projects_change_stamps_reserve(1)").fetchone()
         other.execute("UPDATE projects_project SET name = 'After' WHERE id = %s", [project.pk])
         other.commit()
