@@ -221,7 +221,7 @@ def rows_update(model: type[models.Model], *, instances: Iterable[models.Model],
     if not instances:
         return
     values = [{attname: getattr(instance, attname) for attname in attnames} for instance in instances]
-    rows = _prepared_rows(model, values)
+    rows = [_prepared(model, values[0])] if len(values) == 1 else _prepared_rows(model, values)
     for row, instance in zip(rows, instances, strict=True):
         row.append(pk.get_db_prep_save(instance.pk, connection))
     with connection.cursor() as cursor:
