@@ -180,8 +180,13 @@ def row_select_after(
 def instance_from_row(model: type[models.Model], row: dict[str, Any], *, using: str = DEFAULT_DB_ALIAS) -> models.Model:
     """A model instance of a row read here (from `using`), as the ORM would load it: the columns not read are
     deferred."""
-    values = [row.get(field.attname, DEFERRED) for field in model._meta.concrete_fields]
+    values = [row.get(attname, DEFERRED) for attname in _concrete_attnames(model)]
     return model.from_db(using, list(row), values)
+
+
+@functools.cache
+def _concrete_attnames(model: type[models.Model]) -> tuple[str, ...]:
+    return tuple(field.attname for field in model._meta.concrete_fields)
 
 
 @functools.cache
