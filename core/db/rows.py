@@ -19,17 +19,21 @@ from typing import Any
 from django.db import DEFAULT_DB_ALIAS, NotSupportedError, connection, connections, models
 from django.db.models import DEFERRED, NOT_PROVIDED
 
+# Statements and column lists kept, per model: a push's update names the columns that changed (ingest/services.py),
+# so their sets are not a fixed few.
+_COLUMN_SETS = 1024
+
 
 def _quote(name: str) -> str:
     return connection.ops.quote_name(name)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=_COLUMN_SETS)
 def _fields(model: type[models.Model], attnames: tuple[str, ...]) -> tuple[models.Field, ...]:
     return tuple(model._meta.get_field(attname) for attname in attnames)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=_COLUMN_SETS)
 def _written_fields(model: type[models.Model], attnames: tuple[str, ...]) -> tuple[models.Field, ...]:
     """The fields a write names, refusing those whose value the ORM (pre_save) or the database would supply."""
     fields = _fields(model, attnames)
@@ -46,7 +50,7 @@ def _written_fields(model: type[models.Model], attnames: tuple[str, ...]) -> tup
 _TEXT_FIELDS = frozenset({models.CharField, models.TextField})
 
 
-@functools.cache
+@functools.lru_cache(maxsize=_COLUMN_SETS)
 def _preparers(model: type[models.Model], attnames: tuple[str, ...]) -> tuple[tuple[str, models.Field, bool], ...]:
     return tuple((field.attname, field, type(field) in _TEXT_FIELDS) for field in _fields(model, attnames))
 
@@ -205,7 +209,7 @@ def row_insert(model: type[models.Model], *, values: dict[str, Any], ignore_conf
         return cursor.rowcount == 1
 
 
-@functools.cache
+@functools.lru_cache(maxsize=_COLUMN_SETS)
 def _update_sql(vendor: str, model: type[models.Model], attnames: tuple[str, ...]) -> str:
     assignments = ", ".join(f"{_quote(field.column)} = %s" for field in _written_fields(model, attnames))
     return f"UPDATE {_quote(model._meta.db_table)} SET {assignments} WHERE {_quote(model._meta.pk.column)} = %s"
