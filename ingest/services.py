@@ -13,7 +13,7 @@ from ingest.limits import source_data_check_size
 from ingest.merge_patch import merge_patch
 from ingest.models import RawPush
 from mappings.normalization import FieldRule, normalize
-from mappings.project_normalization import project_apply_normalization
+from mappings.project_normalization import NORMALIZED_NAMES, project_apply_normalization
 from mappings.selectors import mapping_rules_for_partner, mapping_rules_of_version
 from partners.models import ClientId, User
 from projects.canonical import NORMALIZED_ATTNAMES
@@ -65,6 +65,17 @@ def raw_push_row(
 
 
 _PROJECT_WRITE = ("submitted_date", "deleted_date", "source_data", *NORMALIZED_ATTNAMES)  # and updated_date, stamped
+_NORMALIZED_ATTNAME = dict(zip(NORMALIZED_NAMES, NORMALIZED_ATTNAMES, strict=True))
+# Written by every update: == holds JSON's 1, 1.0 and true equal, so a value compared unchanged is still stored as sent.
+_UPDATE_ALWAYS = ("source_data", "issues")
+
+
+def _update_attnames(changed_fields: Sequence[str]) -> tuple[str, ...]:
+    """The columns a push's update of a live project writes: the JSON ones, and the typed ones (text, integer,
+    decimal, date) that changed; the others hold what the locked row read. Fewer values to prepare and send than
+    _PROJECT_WRITE's 28, in its order, so the statements are few."""
+    changed = {_NORMALIZED_ATTNAME[name] for name in changed_fields if name in _NORMALIZED_ATTNAME}
+    return tuple(attname for attname in _PROJECT_WRITE if attname in _UPDATE_ALWAYS or attname in changed)
 
 
 def project_apply_push(*, project: Project, data: dict, rules: list[FieldRule]) -> list[str]:
@@ -91,12 +102,14 @@ def pushed_projects_write(
     created: Collection[Project],
     stamps: Sequence[datetime],
     has_webhook_endpoints: bool = True,
+    attnames: Sequence[str] = _PROJECT_WRITE,
 ) -> None:
     """The last writes of a push or a batch push: the projects it changed (`created` among them) with, for each,
     the names of what changed on it, their stamps, and what follows a change of them. The single push and the batch
     both end here.
     `has_webhook_endpoints`: False when this request already read that the partner environment has none (the
-    push's one look-up of its caller, partners/selectors.py): their look-up is then skipped."""
+    push's one look-up of its caller, partners/selectors.py): their look-up is then skipped. `attnames`: the
+    columns written (every project the same), all that a push may set unless the caller knows fewer changed."""
     if not changed:
         return
     created = set(created)
@@ -104,7 +117,7 @@ def pushed_projects_write(
     if has_webhook_endpoints:
         endpoints = project_event_endpoints(partner_id=partner_id, environment=environment)
     changes = projects_write_stamped(
-        projects=changed, changed_fields=changed_fields, attnames=_PROJECT_WRITE, stamps=stamps, created=created
+        projects=changed, changed_fields=changed_fields, attnames=attnames, stamps=stamps, created=created
     )
     projects_changed(partner_id=partner_id, environment=environment, created=bool(created))
     project_events_record(endpoints=endpoints, partner_id=partner_id, environment=environment, changes=changes)
@@ -184,6 +197,7 @@ def push_receive(
         created=[project] if created else [],
         stamps=stamps,
         has_webhook_endpoints=context is None or context.has_webhook_endpoints,
+        attnames=_PROJECT_WRITE if created or restored else _update_attnames(changed_fields),
     )
     if restored:
         projects_changed(partner_id=partner_id, environment=environment, created=True)  # the live set changed

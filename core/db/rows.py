@@ -19,17 +19,21 @@ from typing import Any
 from django.db import DEFAULT_DB_ALIAS, NotSupportedError, connection, connections, models
 from django.db.models import DEFERRED, NOT_PROVIDED
 
+# Statements and column lists kept, per model: a push's update names the columns that changed (ingest/services.py),
+# so their sets are not a fixed few.
+_COLUMN_SETS = 1024
+
 
 def _quote(name: str) -> str:
     return connection.ops.quote_name(name)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=_COLUMN_SETS)
 def _fields(model: type[models.Model], attnames: tuple[str, ...]) -> tuple[models.Field, ...]:
     return tuple(model._meta.get_field(attname) for attname in attnames)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=_COLUMN_SETS)
 def _written_fields(model: type[models.Model], attnames: tuple[str, ...]) -> tuple[models.Field, ...]:
     """The fields a write names, refusing those whose value the ORM (pre_save) or the database would supply."""
     fields = _fields(model, attnames)
@@ -46,7 +50,7 @@ def _written_fields(model: type[models.Model], attnames: tuple[str, ...]) -> tup
 _TEXT_FIELDS = frozenset({models.CharField, models.TextField})
 
 
-@functools.cache
+@functools.lru_cache(maxsize=_COLUMN_SETS)
 def _preparers(model: type[models.Model], attnames: tuple[str, ...]) -> tuple[tuple[str, models.Field, bool], ...]:
     return tuple((field.attname, field, type(field) in _TEXT_FIELDS) for field in _fields(model, attnames))
 
@@ -180,8 +184,13 @@ def row_select_after(
 def instance_from_row(model: type[models.Model], row: dict[str, Any], *, using: str = DEFAULT_DB_ALIAS) -> models.Model:
     """A model instance of a row read here (from `using`), as the ORM would load it: the columns not read are
     deferred."""
-    values = [row.get(field.attname, DEFERRED) for field in model._meta.concrete_fields]
+    values = [row.get(attname, DEFERRED) for attname in _concrete_attnames(model)]
     return model.from_db(using, list(row), values)
+
+
+@functools.cache
+def _concrete_attnames(model: type[models.Model]) -> tuple[str, ...]:
+    return tuple(field.attname for field in model._meta.concrete_fields)
 
 
 @functools.cache
@@ -200,7 +209,7 @@ def row_insert(model: type[models.Model], *, values: dict[str, Any], ignore_conf
         return cursor.rowcount == 1
 
 
-@functools.cache
+@functools.lru_cache(maxsize=_COLUMN_SETS)
 def _update_sql(vendor: str, model: type[models.Model], attnames: tuple[str, ...]) -> str:
     assignments = ", ".join(f"{_quote(field.column)} = %s" for field in _written_fields(model, attnames))
     return f"UPDATE {_quote(model._meta.db_table)} SET {assignments} WHERE {_quote(model._meta.pk.column)} = %s"
@@ -221,7 +230,7 @@ def rows_update(model: type[models.Model], *, instances: Iterable[models.Model],
     if not instances:
         return
     values = [{attname: getattr(instance, attname) for attname in attnames} for instance in instances]
-    rows = _prepared_rows(model, values)
+    rows = [_prepared(model, values[0])] if len(values) == 1 else _prepared_rows(model, values)
     for row, instance in zip(rows, instances, strict=True):
         row.append(pk.get_db_prep_save(instance.pk, connection))
     with connection.cursor() as cursor:

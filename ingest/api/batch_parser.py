@@ -11,7 +11,7 @@ from rest_framework.parsers import BaseParser
 
 from core.api.parsers import JSONText, body_charset, decode_body, parse_json_body, structure_problem
 from core.problems import problem_body, validation_problem_body
-from ingest.api.serializers import ExternalIdField, PushSerializer, json_kind
+from ingest.api.serializers import ExternalIdField, PushSerializer, json_kind, push_fields
 from ingest.batch_services import BatchRecord
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
@@ -172,15 +172,9 @@ def _read_record(index: int, record: JSONText) -> ReadRecord:
         return ReadRecord(index, external_id, problem=problem_body(400, problem, code="parse_error"))
     if "deleted" in value:
         return _read_delete_record(index, external_id, record)
-    if isinstance(value.get("data"), dict):  # the usual record: only its id is left to check
-        try:
-            external_id = _EXTERNAL_ID.to_internal_value(value.get("id"))
-        except ValidationError:
-            pass
-        else:
-            return ReadRecord(
-                index, external_id, record=BatchRecord(external_id=external_id, data=value["data"], body=record.text)
-            )
+    if (fields := push_fields(value)) is not None:  # the usual record
+        external_id, data = fields
+        return ReadRecord(index, external_id, record=BatchRecord(external_id=external_id, data=data, body=record.text))
     serializer = PushSerializer(data=value)  # the single push's messages, for what is wrong
     if not serializer.is_valid():
         return ReadRecord(index, external_id, problem=validation_problem_body(serializer.errors))

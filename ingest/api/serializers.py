@@ -3,6 +3,7 @@ from typing import Any
 from django.conf import settings
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
 
 from core.api.openapi import ProblemFieldErrorSerializer
 from core.time import iso_datetime
@@ -77,6 +78,49 @@ class PushSerializer(serializers.Serializer):
     data = JSONObjectField()
 
 
+_EXTERNAL_ID = ExternalIdField()
+
+
+def push_fields(value: Any) -> tuple[str, dict] | None:
+    """A push body's (or a batch record's) id and data, read without PushSerializer when it accepts them as they
+    are (the usual body: an object whose `data` is an object and whose `id` ExternalIdField takes); None when
+    something is wrong, for PushSerializer to say what. Building a serializer (a deep copy of its fields) cost more
+    than the checks."""
+    if not isinstance(value, dict) or not isinstance(value.get("data"), dict):
+        return None
+    try:
+        return _EXTERNAL_ID.to_internal_value(value.get("id")), value["data"]
+    except ValidationError:
+        return None
+
+
+def push_fields_checked(value: Any) -> tuple[str, dict]:
+    """push_fields, or PushSerializer's 400 naming each problem of the body."""
+    if (fields := push_fields(value)) is not None:
+        return fields
+    serializer = PushSerializer(data=value)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data["id"], serializer.validated_data["data"]
+
+
+def push_response_body(result: PushResult) -> dict:
+    """The answer to a push (PushResponseSerializer documents it)."""
+    project = result.project
+    body = {
+        "id": str(project.id),
+        "externalId": project.external_id,
+        "created": result.created,
+        "changed": result.changed,
+        "mappingStatus": project.mapping_status,
+        "issues": project.issues,
+        "submittedDate": iso_datetime(project.submitted_date),
+        "updatedDate": iso_datetime(project.updated_date),
+    }
+    if result.restored:
+        body["restored"] = True
+    return body
+
+
 class PushResponseSerializer(serializers.Serializer):
     """The answer to a push: the project it created or updated, and how its data mapped."""
 
@@ -95,20 +139,7 @@ class PushResponseSerializer(serializers.Serializer):
     )
 
     def to_representation(self, result: PushResult) -> dict:
-        project = result.project
-        body = {
-            "id": str(project.id),
-            "externalId": project.external_id,
-            "created": result.created,
-            "changed": result.changed,
-            "mappingStatus": project.mapping_status,
-            "issues": project.issues,
-            "submittedDate": iso_datetime(project.submitted_date),
-            "updatedDate": iso_datetime(project.updated_date),
-        }
-        if result.restored:
-            body["restored"] = True
-        return body
+        return push_response_body(result)
 
 
 class DeleteResponseSerializer(serializers.Serializer):

@@ -16,6 +16,8 @@ from ingest.api.serializers import (
     PushBatchSerializer,
     PushResponseSerializer,
     PushSerializer,
+    push_fields_checked,
+    push_response_body,
 )
 from ingest.batch_services import RecordRefused, push_batch_receive
 from ingest.delete_services import DeleteResult, project_delete
@@ -78,15 +80,14 @@ class PushView(APIView):
     )
     def post(self, request: Request, environment: str) -> Response:
         body = request.data  # a JSONText; DRF's empty data when there is no body
-        serializer = PushSerializer(data=body.value if isinstance(body, JSONText) else body)
-        serializer.is_valid(raise_exception=True)
+        external_id, data = push_fields_checked(body.value if isinstance(body, JSONText) else body)
         client_id_records_take(request=request, count=1)
         result = push_receive(
             client_id=request.client_id,
             user=request.caller.person,
             environment=environment,
-            external_id=serializer.validated_data["id"],
-            data=serializer.validated_data["data"],
+            external_id=external_id,
+            data=data,
             body=body.text,
             context=_push_context(request),
         )
@@ -95,9 +96,7 @@ class PushView(APIView):
             result=push_result_name(result),
             issue_fields=[issue["field"] for issue in result.project.issues],
         )
-        return Response(
-            PushResponseSerializer(result).data, status=HTTPStatus.CREATED if result.created else HTTPStatus.OK
-        )
+        return Response(push_response_body(result), status=HTTPStatus.CREATED if result.created else HTTPStatus.OK)
 
 
 class PushBatchView(APIView):
